@@ -305,6 +305,59 @@ class _LazyGroup(click.Group):
         return super().get_command(ctx, cmd_name)
 
 
+class _SectionedCommand(click.Command):
+    """A click command whose ``--help`` lists its options under headings (``sections``: heading -> parameter
+    names, in order), as ruff's ``check --help`` groups "Rule selection", "File selection" and "Miscellaneous":
+    ``kvlint check`` has some thirty options, which click listed in declaration order, the GPU options after the
+    worker count. An option no heading names goes under the last heading, with ``--help``."""
+
+    def __init__(self, *args: Any, sections: dict[str, tuple[str, ...]] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sections = dict(sections or {})
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows: dict[str, tuple[str, str]] = {}
+        for param in self.get_params(ctx):
+            if isinstance(param, click.Argument):
+                continue  # the usage line names the arguments
+            row = param.get_help_record(ctx)
+            if row is not None and param.name is not None:
+                rows[param.name] = row
+        if not self.sections:
+            super().format_options(ctx, formatter)
+            return
+        placed = {name for names in self.sections.values() for name in names}
+        headings = list(self.sections)
+        for heading in headings:
+            names = [n for n in self.sections[heading] if n in rows]
+            if heading == headings[-1]:
+                names += [n for n in rows if n not in placed]
+            if names:
+                with formatter.section(heading):
+                    formatter.write_dl([rows[n] for n in names])
+
+
+#: The headings of ``kvlint check --help`` (:class:`_SectionedCommand`): parameter names in the order shown.
+_CHECK_SECTIONS: dict[str, tuple[str, ...]] = {
+    "Output": ("formats", "output_file", "color", "quiet", "statistics"),
+    "Exit status": ("fail_on", "exit_zero", "require_sizing"),
+    "Rule selection": ("select", "ignore", "no_exemptions", "min_concurrency"),
+    "File selection": ("exclude", "max_file_bytes", "skip_rendered", "stdin_filename"),
+    "Configuration": ("config_path", "no_config"),
+    "GPU and model": (
+        "accelerator",
+        "default_accelerator",
+        "gpu_memory",
+        "engine_version",
+        "model_dir",
+        "offline",
+    ),
+    "Helm charts": ("helm_values", "helm_set", "helm_set_file"),
+    "Live cluster": ("cluster", "kubeconfig", "kube_context"),
+    "Miscellaneous": ("jobs",),
+}
+
+
 @click.group(
     cls=_LazyGroup,
     lazy={
@@ -378,7 +431,7 @@ def _add_common(f: Any) -> Any:
     return f
 
 
-@main.command()
+@main.command(cls=_SectionedCommand, sections=_CHECK_SECTIONS)
 @click.argument("paths", nargs=-1, metavar="PATHS...")
 @click.option(
     "--format",
@@ -500,8 +553,8 @@ def _add_common(f: Any) -> Any:
     "--skip-rendered",
     is_flag=True,
     help="Skip the named files that belong to a Helm chart or kustomization directory (a Chart.yaml or kustomization "
-    "in their directory or a parent): what the directory renders is linted by a run over it instead (the "
-    "kvlint-dirs pre-commit hook). For the kvlint pre-commit hook, which is handed the staged files.",
+    "in their directory or a parent), whose rendered output a run over the directory lints instead. Used by the "
+    "kvlint pre-commit hook, which is handed the staged files (the kvlint-dirs hook lints the directories).",
 )
 @click.option(
     "--require-sizing",
@@ -1028,13 +1081,27 @@ def diff(
             sys.exit(1)
 
 
-def _manifest_word(command: Sequence[str]) -> str | None:
-    """What to say when ``kvlint plan`` is given a manifest instead of an engine command (``kvlint plan
-    deploy.yaml``, ``kvlint plan deploy/``, ``kvlint plan -``: what ``kvlint check`` takes), else None: the
-    command's first word is ``-``, a directory, or a name ending in .yaml, .yml or .json. Without this the error
-    was "not an engine command: deploy.yaml" with the engine forms only, and no word of ``kvlint check``. Also
-    when that word is an option plan does not have (``--no-config``, kvlint check's, typed before ``--``): no
-    engine command starts with one."""
+#: How ``kvlint VERB`` says what it takes, and the example of it, for :func:`_manifest_word`.
+_COMMAND_TAKERS = {
+    "plan": (
+        "plans one engine command",
+        "plan one container's command with `kvlint plan -- vllm serve MODEL ...`",
+    ),
+    "simulate": (
+        "simulates one vLLM command",
+        "simulate one container's command with `kvlint simulate --accelerator ID -- vllm serve MODEL ...`",
+    ),
+}
+
+
+def _manifest_word(command: Sequence[str], verb: str = "plan") -> str | None:
+    """What to say when ``kvlint plan`` (``verb``: ``plan`` or ``simulate``, :data:`_COMMAND_TAKERS`) is given a
+    manifest instead of an engine command (``kvlint plan deploy.yaml``, ``kvlint plan deploy/``, ``kvlint plan -``:
+    what ``kvlint check`` takes), else None: the command's first word is ``-``, a directory, or a name ending in
+    .yaml, .yml or .json. Without this the error was "not an engine command: deploy.yaml" with the engine forms
+    only, and no word of ``kvlint check`` (``kvlint simulate`` said so until pass 54). Also when that word is an
+    option the command does not have (``--no-config``, kvlint check's, typed before ``--``): no engine command
+    starts with one."""
     import os
 
     if not command:
@@ -1048,14 +1115,21 @@ def _manifest_word(command: Sequence[str]) -> str | None:
         from kvlint.engines.command import _match_program
 
         words = [str(w) for w in command]
+        name = word.split("=", 1)[0]
         # the option's value may sit between (`--max-model-len 8192 -- vllm serve M`: click keeps that `--`)
         follows = [words[i + 1 :] if words[i : i + 1] == ["--"] else words[i:] for i in (1, 2)]
         if not any(_match_program(rest) is not None for rest in follows):
+            for rest in follows:
+                # a manifest after it and no engine command (`kvlint plan --no-config deploy.yaml`, kvlint check's
+                # option and input): said as for a manifest alone, the mistake to put right (it was "not an engine
+                # command: --no-config deploy.yaml", as a new user typed it on a collected manifest in pass 54)
+                manifest = _manifest_word(rest, verb) if rest and not rest[0].startswith("-") else None
+                if manifest is not None:
+                    return f"{manifest}; {name} is not an option of kvlint {verb} either"
             return None  # parse_command_line's "not an engine command", with the engine command forms
-        name = word.split("=", 1)[0]
         return (
-            f"{name} is not an option of kvlint plan (`kvlint plan --help` lists them; {name} may be kvlint check's "
-            "or the engine's): kvlint plan [OPTIONS] -- ENGINE COMMAND, the engine's own options after `--`"
+            f"{name} is not an option of kvlint {verb} (`kvlint {verb} --help` lists them; {name} may be kvlint "
+            f"check's or the engine's): kvlint {verb} [OPTIONS] -- ENGINE COMMAND, the engine's own options after `--`"
         )
     if word == "-":
         what = "- is standard input"
@@ -1065,10 +1139,10 @@ def _manifest_word(command: Sequence[str]) -> str | None:
         what = f"{word} is a manifest file"
     else:
         return None
+    takes, example = _COMMAND_TAKERS[verb]
     return (
-        f"kvlint plan plans one engine command typed after `--`, not manifests ({what}): lint them with `kvlint check "
-        f"{word}`, which sizes every serving container they deploy (`--format markdown` shows each memory plan), "
-        "or plan one container's command with `kvlint plan -- vllm serve MODEL ...`"
+        f"kvlint {verb} {takes} typed after `--`, not manifests ({what}): lint them with `kvlint check {word}`, "
+        f"which sizes every serving container they deploy (`--format markdown` shows each memory plan), or {example}"
     )
 
 
@@ -1278,12 +1352,41 @@ def explain(rule_id: str) -> None:
     except KeyError:
         named = rule_id_of(rule_id)
         if named is None:
-            raise click.UsageError(
-                f"unknown rule '{rule_id}'; `kvlint rules` lists them (or a reason of the sizing line, not sized: "
-                f"{', '.join(repr(r) for r in REASONS)}; not read: {', '.join(repr(r) for r in UNREAD_REASONS)})"
-            ) from None
+            raise click.UsageError(_unknown_rule(rule_id)) from None
         info = get_rule(named)
     click.echo(render_rule_text(info))
+
+
+def _unknown_rule(asked: str) -> str:
+    """The usage error of ``kvlint explain`` for ``asked``, which is no rule id, rule name or sizing reason: the
+    closest rule names and reasons (``difflib``, as ruff suggests a rule for a misspelt code) when some are close,
+    the catalogue's id range for an id-shaped word (``KV999``: no guess at a number), and the reasons themselves
+    only for words that read like one (a space in them) and match none."""
+    import difflib
+    import re
+
+    from kvlint.rules.catalog import load_catalog
+    from kvlint.sizing import REASONS, UNREAD_REASONS
+    from kvlint.statement import clip
+
+    cat = load_catalog()
+    shown = clip(asked, 80)
+    words = " ".join(asked.split()).lower()
+    if re.fullmatch(r"kv\d+", words):
+        ids = sorted(cat)
+        return f"unknown rule '{shown}': rule ids run from {ids[0]} to {ids[-1]}; `kvlint rules` lists them"
+    choices = {r.name: f"{r.name} ({r.id})" for r in cat.values()}
+    for name in (*REASONS, *UNREAD_REASONS):
+        choices.setdefault(name.lower(), f"'{name}' (a sizing reason)")
+    close = difflib.get_close_matches(words, list(choices), n=3, cutoff=0.7)
+    if close:
+        return f"unknown rule '{shown}'; did you mean {' or '.join(choices[c] for c in close)}? `kvlint rules` lists them"
+    if " " in words:
+        return (
+            f"unknown rule '{shown}' and no reason of the sizing line; not sized: "
+            f"{', '.join(repr(r) for r in REASONS)}; not read: {', '.join(repr(r) for r in UNREAD_REASONS)}"
+        )
+    return f"unknown rule '{shown}'; `kvlint rules` lists the rule ids and names"
 
 
 @main.command()

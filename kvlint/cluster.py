@@ -537,6 +537,7 @@ def placement_from_cluster(
         resource=resource,
         shared=any(p.shared for _n, p in known),
         max_sharers=worst.max_sharers,
+        sharing_strategy=worst.sharing_strategy,
         memory_bytes_override=worst.memory_bytes_override,
         mig_profile=worst.mig_profile,
         mig_slices=worst.mig_slices,

@@ -395,15 +395,16 @@ def render_chart_match() -> str:
     per reviewed kind (``group``, ``kind``, ``resource``, ``scope``, ``shape``, ``versions``) in :data:`WORKLOAD_KINDS`
     order; ``acceleratorResources`` (:func:`accelerator_resource_prefixes`) and ``engineImageWords``
     (:data:`kvlint.engines.images.ENGINE_IMAGE_WORDS`), what the GPU condition of the built-in kinds' webhooks
-    looks for in a container's resource limits and image."""
+    looks for in the resource limits and image of a container or a sidecar init container."""
     from kvlint.engines.images import ENGINE_IMAGE_WORDS
 
     lines = [
         "# Written by tools/gen_webhook_kinds.py from kvlint (WORKLOAD_KINDS in kvlint/kinds.py, the accelerator",
         "# resources and engine image names it reads): do not edit (a test keeps it equal). The kinds the webhook",
         "# reviews: the chart's rules send them (each to the webhook its shape names) and its owner filter exempts",
-        "# the objects they control. A built-in kind's pod is sent when a container's limits name an accelerator",
-        "# resource (a prefix below, or */gpu) or its image holds an engine's name.",
+        "# the objects they control. A built-in kind's pod is sent when a container's, or a sidecar init container's",
+        "# (restartPolicy: Always), limits name an accelerator resource (a prefix below, or */gpu), its resources",
+        "# claim a Dynamic Resource Allocation device, or its image holds an engine's name.",
         "kinds:",
     ]
     for k in WORKLOAD_KINDS:

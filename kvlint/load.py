@@ -105,13 +105,22 @@ SUPPRESSION_MARKER = "kvlint:"
 #: ``# kvlint ignore ...``): kvlint does not read them, and KV003 says so (:mod:`kvlint.suppress`), so files holding
 #: them keep their text too. None of them is in a ``kvlint.io/ignore`` annotation's key.
 SUPPRESSION_VARIANTS = ("# kvlint", "#kvlint", "KVLINT", "Kvlint", "KvLint", "KVLint")
+#: What every spelling above holds one of (:func:`holds_suppression_marker`'s first test; ``tests/test_perf54.py``
+#: checks each spelling holds one).
+_MARKER_CORES = ("lint", "LINT", "Lint")
 
 
 def holds_suppression_marker(text: str) -> bool:
     """Whether ``text`` may hold an inline suppression comment, however spelled (:data:`SUPPRESSION_MARKER`,
     :data:`SUPPRESSION_VARIANTS`): the loader keeps such a file's text for
     :func:`kvlint.suppress.apply_comment_suppressions`. Substring scans only (a case-insensitive pattern is tried
-    at every character: some 30x slower)."""
+    at every character: some 30x slower). Every spelling holds ``lint``, ``LINT`` or ``Lint``
+    (``_MARKER_CORES``): a text with none of them, nearly every file and every review's string, is answered
+    in those three scans instead of the seven spellings' (asked of every file loaded, the seven were 1% of a
+    corpus check)."""
+    lower, upper, title = _MARKER_CORES
+    if lower not in text and upper not in text and title not in text:
+        return False
     return SUPPRESSION_MARKER in text or any(v in text for v in SUPPRESSION_VARIANTS)
 
 
@@ -323,6 +332,11 @@ def load_text(data: str | bytes, path: str, *, line_offset: int = 0) -> LoadResu
             # only text decoded from JSON escapes holds these (an admission object's "\ud800"): the API
             # server's Go decoder stores U+FFFD for each, so that is what is read (libyaml takes UTF-8)
             text = _SURROGATE.sub("\ufffd", text)
+    if _JSON_START.match(text) and _YAML_RAW.search(text):
+        text, problem = _json_raw_escaped(text, path)
+        if problem is not None:
+            result.findings.append(problem)
+            return result
     text = _normalise_breaks(text)
     result.read_paths.add(path)
     if "# Source: " in text or holds_suppression_marker(text):
@@ -798,6 +812,64 @@ def _line_col(text: str | bytes, offset: int) -> tuple[int, int]:
     line = text.count(nl, 0, offset)  # type: ignore[arg-type]
     start = text.rfind(nl, 0, offset) + 1  # type: ignore[arg-type]
     return line + 1, offset - start + 1
+
+
+#: Text kubectl decodes as JSON: its first character after whitespace (and a BOM) is ``{``
+#: (k8s.io/apimachinery ``pkg/util/yaml/decoder.go``: ``NewYAMLOrJSONDecoder`` sniffs the stream with
+#: ``hasJSONPrefix``, then a ``json.Decoder`` reads it).
+_JSON_START = re.compile(r"[\ufeff]?[ \t\r\n]*\{")
+#: Characters JSON takes raw inside a string that the YAML reader does not read as JSON means them: U+0085, U+2028
+#: and U+2029, which YAML counts as line breaks (and folds inside a quoted scalar), and U+007F-U+009F, U+FFFE,
+#: U+FFFF, which PyYAML refuses raw ("unacceptable character", ``Reader.NON_PRINTABLE``); the webhook writes the
+#: same ones escaped (:data:`kvlint.webhook.jsonload._YAML_RAW`).
+_YAML_RAW = re.compile("[\x7f-\x9f\u2028\u2029\ufffe\uffff]")
+#: A JSON string token (no raw line feed: JSON refuses one, and a broken string stops at the end of its line).
+_JSON_STRING = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
+
+
+def _json_raw_escaped(text: str, path: str) -> tuple[str, Finding | None]:
+    """``text`` (a JSON manifest, :data:`_JSON_START`) with each :data:`_YAML_RAW` character inside a string
+    written as its ``\\uXXXX`` escape, which the YAML reader's double-quoted style reads back as the character: the
+    value kubectl's JSON decoder reads. A ConfigMap whose value held a DEL was refused ("YAML syntax error:
+    unacceptable character #x007f") though kubectl applies it, and a U+2028 in a key was "did not find expected ','
+    or '}'" a line below the character (YAML counts it as a line break). A column after such a character on its
+    line moves by 5 per escape. One outside a string is no JSON: kubectl's decoder refuses it ("invalid
+    character"), so the second item is the KV001 naming it escaped (``U+2028 LINE SEPARATOR``) at its line and
+    column (lines counted at LF, as kvlint counts them), and the first is ``text`` unchanged."""
+    import unicodedata
+
+    pieces: list[str] = []
+    pos = 0
+    for m in _JSON_STRING.finditer(text):
+        outside = _YAML_RAW.search(text, pos, m.start())
+        if outside is not None:
+            break
+        pieces.append(text[pos : m.start()])
+        pieces.append(_YAML_RAW.sub(_escape_yaml_raw, m.group()))
+        pos = m.end()
+    else:
+        outside = _YAML_RAW.search(text, pos)
+        if outside is None:
+            pieces.append(text[pos:])
+            return "".join(pieces), None
+    at = outside.start()
+    line = text.count("\n", 0, at) + 1
+    col = at - text.rfind("\n", 0, at)
+    ch = outside.group()
+    name = unicodedata.name(
+        ch, "DELETE" if ch == "\x7f" else "a C1 control" if ch < "\xa0" else "a noncharacter"
+    )
+    return text, Finding(
+        "KV001",
+        f"not valid JSON: the character U+{ord(ch):04X} ({name}) outside a string; kubectl's JSON decoder "
+        "refuses the file (invalid character), so nothing in it is applied",
+        Loc(path, line, col),
+        fix=f"delete the character, or write it inside a string as \\u{ord(ch):04x}",
+    )
+
+
+def _escape_yaml_raw(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group()):04x}"
 
 
 def _nul_finding(path: str, data: str | bytes, offset: int) -> Finding:
@@ -1365,7 +1437,39 @@ def _error_finding(e: Exception, text: str, path: str, line_offset: int) -> Find
             fix=f"replace {brace} with the value it stands for and lint the result, or quote the scalar that "
             f'holds it ("{brace}...") so the file is valid YAML before it is filled in too',
         )
+    quote = _closing_quote_before(text, mark.line, mark.column) if mark is not None else None
+    if quote is not None:
+        q, qcol = quote
+        kind, escape = ("double", '\\"') if q == '"' else ("single", "''")
+        return Finding(
+            "KV001",
+            f"{_SYNTAX_ERROR}: {msg}, right after the {q} at column {qcol}: YAML ends a {kind}-quoted string at "
+            f"its first unescaped {q}, so a {q} meant inside it (a JSON value in a shell command) closes the "
+            "string early and the rest of the line is read as more YAML",
+            Loc(path, line, col),
+            fix=f"write each {q} inside the string as {escape}, or give the script as a block scalar (- |) where "
+            "quotes need no escaping",
+        )
     return Finding("KV001", f"{_SYNTAX_ERROR}: {msg}", Loc(path, line, col), fix=_KV001_FIX)
+
+
+def _closing_quote_before(text: str, line: int, column: int) -> tuple[str, int] | None:
+    """``(quote, 1-based column)`` when the YAML error at 0-based ``line``/``column`` of ``text`` sits on a plain
+    word that follows, on the same line, the quote closing a quoted scalar (spaces between allowed): a quote
+    meant inside the string ended it there (surajssd/llm-k8s's LWS: a double-quoted ``sh -c`` script holding
+    ``--kv-transfer-config '{"kv_connector":...}'``; PyYAML "expected <block end>, but found '<scalar>'", libyaml
+    "did not find expected key"). None otherwise, and when the mark is on a quote, a colon, a comment or the
+    end of the line (other errors)."""
+    lines = text.split("\n", line + 1)
+    if len(lines) <= line:
+        return None
+    here = lines[line]
+    if column >= len(here) or here[column] in "\"'#:,[]{} \t":
+        return None
+    before = here[:column].rstrip(" ")
+    if not before or before[-1] not in "\"'":
+        return None
+    return before[-1], len(before)
 
 
 #: A Mustache/Handlebars placeholder, ``{{NAME}}`` or ``{{{NAME}}}`` (a name, no Go template action: those
@@ -1934,8 +2038,27 @@ def _add_doc(
         p = doc.problem
         result.findings.append(Finding("KV001", p.message, Loc(path, p.line, p.column), fix=_KV001_FIX))
         return
+    refusals: list[Finding] = []
+    if not mine:  # a Helm template's `{{ .Values.x }}` keys: its KV002 above says to render it
+        lines = text.split("\n") if len(doc.complex_keys) > 1 else None
+        refusals = [_complex_key_finding(text, at, line_offset, lines) for at in doc.complex_keys]
+    if any(f.rule == "KV001" for f in refusals):
+        # kubectl and the API server refuse the whole document ("invalid map key"), so nothing in it is
+        # deployed: like a document that does not parse, it yields its parse findings only, not findings about
+        # a workload that will never run (KV501 "cannot tell which GPU", KV005 on the key itself) nor a
+        # ComputeClass or ConfigMap that other documents would be read against
+        result.findings.extend(refusals)
+        return
     loc = Loc(path, doc.start[0] + line_offset + 1, doc.start[1] + 1)
-    result.documents.extend(_flatten(Document(path, counter[0], doc.value, loc), budget))
+    flat = _flatten(Document(path, counter[0], doc.value, loc), budget)
+    if not mine:
+        for d in flat:
+            missing = _no_api_version(d)
+            if missing is not None:
+                # refused by kubectl and the API server; what it says is unambiguous, so it is still checked (the
+                # one line to add does not change it), unlike a document whose content did not parse
+                result.findings.append(missing)
+    result.documents.extend(flat)
     counter[0] += 1
     for key, first, again in doc.duplicates:
         where = f" (first at line {first.line})" if first is not None else ""
@@ -1950,10 +2073,61 @@ def _add_doc(
                 fix=f"keep one '{key}' key (merge the two values if both were meant)",
             )
         )
-    if not mine:  # a Helm template's `{{ .Values.x }}` keys: its KV002 above says to render it
-        lines = text.split("\n") if len(doc.complex_keys) > 1 else None
-        for at in doc.complex_keys:
-            result.findings.append(_complex_key_finding(text, at, line_offset, lines))
+    result.findings.extend(refusals)
+
+
+#: Kinds whose files are read by a tool, not sent to the API server, and are written without ``apiVersion``
+#: (kustomize takes a kustomization file with ``kind: Kustomization`` alone).
+_NO_API_KINDS = frozenset({"Kustomization", "Component"})
+#: The ``apiVersion`` of core kinds a manifest beside a workload holds (the Kubernetes API's core group, ``v1``).
+_CORE_KINDS = frozenset(
+    {"ConfigMap", "Secret", "Service", "PersistentVolumeClaim", "Namespace", "ServiceAccount"}
+)
+
+
+def _no_api_version(doc: Document) -> Finding | None:
+    """The KV001 for ``doc`` when it is a Kubernetes object with no ``apiVersion``: a mapping with a ``kind``
+    (a non-empty string, not a kustomize kind: :data:`_NO_API_KINDS`) and a ``metadata`` mapping, but no
+    ``apiVersion`` (absent, null or empty). kubectl decodes each object into an unstructured object, which refuses one without a
+    version (k8s.io/apimachinery ``pkg/runtime/error.go``, ``NewMissingVersionErr``: "Object 'apiVersion' is
+    missing in ..."; ``pkg/apis/meta/v1/unstructured`` ``UnstructuredJSONScheme``), and the API server refuses
+    it too: nothing in the document is applied. The document is still checked (its content is read as written:
+    the line to add changes none of it). Located at the document's first line; the remedy names the
+    ``apiVersion`` of the kind when kvlint knows one (:data:`kvlint.kinds.WORKLOAD_KINDS` with one served
+    version, core kinds). None for any other document (Helm values with a ``kind:`` setting have no ``metadata``
+    mapping)."""
+    data = doc.data
+    if not isinstance(data, dict) or data.get("apiVersion") not in (None, ""):
+        return None
+    kind = data.get("kind")
+    if not isinstance(kind, str) or not kind.strip() or kind in _NO_API_KINDS:
+        return None
+    if not isinstance(data.get("metadata"), dict) or os.path.basename(doc.path) in KUSTOMIZATION_FILES:
+        return None
+    from kvlint.kinds import WORKLOAD_KINDS
+    from kvlint.report.escape import printable
+    from kvlint.statement import clip
+
+    shown = printable(clip(kind, 80))
+    known = {
+        f"{k.group}/{k.versions[0]}" if k.group else k.versions[0]
+        for k in WORKLOAD_KINDS
+        if k.kind == kind and len(k.versions) == 1
+    }
+    if kind in _CORE_KINDS:
+        known = {"v1"}
+    fix = (
+        f"add apiVersion: {known.pop()} above kind: {shown}"
+        if len(known) == 1
+        else f"add the apiVersion of kind {shown} (kubectl api-resources lists each kind's group and version)"
+    )
+    return Finding(
+        "KV001",
+        f"this {shown} has no apiVersion: kubectl and the API server refuse it (\"Object 'apiVersion' is missing\"), "
+        "so nothing in it is applied; kvlint checks the rest of it as written",
+        doc.loc,
+        fix=fix,
+    )
 
 
 def _complex_key_finding(text: str, at: Loc, line_offset: int, lines: Sequence[str] | None = None) -> Finding:

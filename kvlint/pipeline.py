@@ -9,6 +9,7 @@ resolved and planned, so reporters and tests see the same facts.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -25,7 +26,7 @@ import kvlint.memory.stage as _stage
 import kvlint.models as _models
 import kvlint.rules.runner as _runner
 import kvlint.workloads as _workloads
-from kvlint.engines.command import mounted_script_budget
+from kvlint.engines.command import mounted_script_budget, request_proxy_note
 from kvlint.engines.others import other_engine_note
 from kvlint.engines.shell import MAX_ARG_STRLEN, REVIEW_COMMAND_CHARS, ReviewTooLarge, review_budget
 from kvlint.fastinit import replaced
@@ -210,23 +211,35 @@ def _analyse_workloads(
     # (the stages' modules are imported with this one and their functions looked up when called, so that a
     # test's stand-in for one of them is what runs; a function-level import costs a microsecond per container)
     check_container, finding_to_diagnostic = _runner.check_container, _runner.finding_to_diagnostic
+    # (the workload, its request proxy's note) when it serves nothing; the files with a container running an
+    # engine kvlint does not model (its KV503 note)
+    proxies: list[tuple[Workload, Finding]] = []
+    others: set[str] = set()
     for w in workloads:
         diags: list[Diagnostic] = [finding_to_diagnostic(f, _object(w)) for f in w.findings]
+        served, proxy, other_seen = False, None, False
         try:
             # the ConfigMaps a chart renders beside a workload built from its values (production-stack configs)
             w_cms = {**cms, **w.configmaps} if w.configmaps else cms
-            for container in _containers(w.pod_spec):
-                cr = analyse_container(w, container, w_cms, options)
-                if cr is None:
-                    # not vLLM, SGLang or TGI: another LLM engine on a GPU is said so, not passed in silence
-                    other = other_engine_note(w, container)
-                    if other is not None:
-                        diags.append(finding_to_diagnostic(other, _object(w)))
-                    continue
-                out.containers.append(cr)
-                found = _with_candidates(cr, check_container(cr, options), options)
-                diags.extend(in_values_terms(found, w.values_terms) if w.values_terms else found)
-                _restate_runtime_note(w, cr, diags)
+            containers = _containers(w.pod_spec)
+            # a pod's containers share their vLLM plans where every input is the same (stage.shared_plans)
+            with _stage.shared_plans(w.pod_spec) if len(containers) > 1 else _NO_SHARING:
+                for container in containers:
+                    cr = analyse_container(w, container, w_cms, options)
+                    if cr is None:
+                        # not vLLM, SGLang or TGI: another LLM engine on a GPU is said so, not passed in silence
+                        other = other_engine_note(w, container)
+                        if other is not None:
+                            other_seen = True
+                            diags.append(finding_to_diagnostic(other, _object(w)))
+                        elif proxy is None:
+                            proxy = request_proxy_note(container, w.kind)
+                        continue
+                    served = True
+                    out.containers.append(cr)
+                    found = _with_candidates(cr, check_container(cr, options), options)
+                    diags.extend(in_values_terms(found, w.values_terms) if w.values_terms else found)
+                    _restate_runtime_note(w, cr, diags)
         except ReviewTooLarge as exc:
             # past the review's command-line budget (kvlint.engines.shell.review_budget): nothing is answered but
             # that the object is too large, as for one over the cap
@@ -236,12 +249,40 @@ def _analyse_workloads(
             return
         except Exception as exc:  # a shape no check expected must not hide the other workloads' findings
             diags.append(_internal_error(w, exc))
+        if other_seen:
+            others.add(w.doc.path)
+        elif proxy is not None and not served:
+            proxies.append((w, proxy))
         diags = _pod_findings_once(diags)
         kept, suppressed, notes = apply_suppressions(w, configure(diags, options), options)
         out.diagnostics.extend(cap_per_rule(kept, comment_suppressed))
         out.diagnostics.extend(configure(notes, options))
         out.suppressed.extend(suppressed)
+    _proxies_only(proxies, others, out, options)
     _joined_unsized(out, options, comment_suppressed)
+
+
+def _proxies_only(
+    proxies: list[tuple[Workload, Finding]], others: set[str], out: DocumentsAnalysis, options: Options
+) -> None:
+    """The request-proxy note (:func:`kvlint.engines.command.request_proxy_note`, KV503 info) of each workload in
+    ``proxies`` (whose pod runs no serving container while one of its containers is a request proxy, router,
+    frontend or planner that requests no GPU), once per file, when nothing else in its file serves a model: no
+    serving container (a Dynamo deployment's frontend beside its workers, a router Deployment beside the
+    LeaderWorkerSets it balances, is said nothing of: the file's engines are sized) and no container running an
+    engine kvlint does not model (``others``, files with its KV503 note). Such a file was passed in silence. The
+    workload's ``kvlint.io/ignore`` applies as to its other findings."""
+    if not proxies:
+        return
+    quiet = {cr.workload.doc.path for cr in out.containers} | others
+    for w, note in proxies:
+        if w.doc.path in quiet or not options.rule_enabled(note.rule):
+            continue
+        quiet.add(w.doc.path)
+        d = _runner.finding_to_diagnostic(note, _object(w))
+        kept, suppressed, _ = apply_suppressions(w, configure([d], options), options)
+        out.diagnostics.extend(kept)
+        out.suppressed.extend(suppressed)
 
 
 def _joined_unsized(
@@ -355,6 +396,10 @@ def configure(diags: Iterable[Diagnostic], options: Options) -> list[Diagnostic]
     return out
 
 
+#: The context of a pod whose containers do not share a memo scope (one container: nothing to share).
+_NO_SHARING = contextlib.nullcontext()
+
+
 def _containers(pod_spec: LDict) -> list[LDict]:
     """The containers of ``pod_spec`` kvlint reads (:func:`kvlint.workloads.base.engine_containers`)."""
     return engine_containers(pod_spec)
@@ -428,6 +473,8 @@ def analyse_container(
             # variable): it is not sized on its own anyway ("runtime template"), so the parser's note is an info
             runtime_template=is_runtime_template(w),
             kuberay=kuberay_writes_command(w, container),
+            # a worker node's script joins its leader's engine: not an engine started from its env
+            from_env=w.role not in ("worker", "head") and not w.kind.lower().startswith("ray"),
         )
     except ReviewTooLarge:  # the review's budget of command lines ran out: the review answers it
         raise
@@ -647,11 +694,12 @@ def _fleet(cr: ContainerResult, options: Options) -> tuple[Any, ...]:
 
 def _build_target_fleet(fleet: tuple[Any, ...], image: str) -> tuple[Any, ...]:
     """The accelerators of ``fleet`` an image built for one AMD architecture runs on
-    (:func:`kvlint.engines.images.rocm_build_target`, the catalogue's ``llvm_target``); empty when the image is not
-    such a build or none of them has its architecture."""
+    (:func:`kvlint.engines.images.rocm_build_target`, the catalogue's ``llvm_target``), or for the GPU family a ROCm
+    build of vLLM's tag names (:func:`kvlint.engines.images.rocm_family_target`: ``rocm/vllm:..._mi300_...``); empty
+    when the image is neither or none of them has its architecture."""
     from kvlint.accelerators.registry import llvm_target
 
-    target = _images.rocm_build_target(image)
+    target = _images.rocm_build_target(image) or _images.rocm_family_target(image)
     if target is None:
         return ()
     return tuple(a for a in fleet if llvm_target(a.id) == target[0])
@@ -777,16 +825,19 @@ def _resolve_model(
 def _replaced_model(serving: ServingConfig, w: Workload, options: Options, cr: ContainerResult) -> str | None:
     """The model the pod names itself (:func:`own_model_reference`) when the ``kvlint.io/model`` annotation, naming
     another, was applied in its place (exemptions allowed) and kvlint can read that model too, so the annotation
-    changed what is sized rather than filling in what the pod does not say (KV005 says so, info); None otherwise
+    changed what is sized rather than filling in what the pod does not say (KV005 says so: info when the annotation's
+    model was read and sized instead, a warning when it could not be read, so nothing was sized); None otherwise
     (no annotation, the same model, the annotation not applied, or the pod's own model a path or alias kvlint
-    cannot read, which is what the annotation is for).
+    cannot read, which is what the annotation is for). An annotation naming a model kvlint cannot read used to
+    return None here too: a typo in it (or ``kvlint.io/model: nothing``) silently took every capacity finding of
+    the model the engine loads away, the admission webhook's denials included.
 
     Whether kvlint reads the pod's own model is judged from what it holds offline (catalogues, model directories
     and paths, files beside the manifest), never from the Hub: that model is not sized, and asking the Hub for it
     cost a request per such pod (the admission webhook's too) and gave a run with the Hub another verdict than
     one without."""
     ann = w.annotations.get(MODEL_ANNOTATION)
-    if not ann or cr.model_annotation_overruled is not None or cr.model is None:
+    if not ann or cr.model_annotation_overruled is not None:
         return None
     own = own_model_reference(serving, w)
     if own.strip().casefold() == str(ann).strip().casefold():

@@ -7,7 +7,10 @@ engine of its own but joins its leader's (``ray start --address ... --block``) i
 reason, named in every report (text, JSON, SARIF notification, Markdown, GitHub notice) and counted by
 ``--require-sizing`` / ``require_sizing: true``:
 
-* ``command unreadable`` -- the engine command could not be read (KV503 from the parser);
+* ``command unreadable`` -- the engine command could not be read (KV503 from the parser); a custom image's
+  entrypoint (or a script of the image) whose env names the model is read from that env instead
+  (:func:`kvlint.engines.command.env_launch`, KV503 warning), and is then sized, or counted under the reason its
+  model or layout gives (``model unknown``, ``parallel size unknown``);
 * ``no model in the command`` -- an engine was found but its command names no model (KV503);
 * ``runtime template`` -- a KServe serving-runtime template: the InferenceService that uses it names the
   model (KV502, info); also a multi-node runtime's worker, whose command names no model of its own;

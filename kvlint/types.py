@@ -217,11 +217,16 @@ class DerivedAccelerator:
         source: what in the object decided it, in words (the placement's ``how``), e.g. ``KubeAI
             spec.resourceProfile=nvidia-gpu-l4:1 (chart profile nvidia-gpu-l4 -> nvidia-l4)``.
         loc: where that field stands (the placement's ``loc``).
+        candidates: every catalogue id the object's nodes may carry, smallest memory first, when more than one
+            (a GKE ComputeClass's ``machineFamily: a2``: the A100 40GB of ``a2-highgpu`` and the A100 80GB of
+            ``a2-ultragpu``); ``accelerator`` is then the smallest and the placement keeps the others as its
+            :attr:`Placement.candidates`. Empty when the choice is unique.
     """
 
     accelerator: str
     source: str
     loc: Loc | None = None
+    candidates: tuple[str, ...] = ()
 
 
 @direct_init
@@ -786,7 +791,12 @@ class Placement:
         gpus: GPUs requested by the container (``nvidia.com/gpu`` limit, ``.shared``, MIG resource),
             None if no GPU resource; ``gpus_loc`` its position; ``resource`` the resource name.
         shared: the GPU is time-sliced/MPS-shared (``-SHARED`` product, ``nvidia.com/gpu.shared``,
-            GKE sharing labels); ``max_sharers`` how many pods may share one GPU when known.
+            GKE sharing labels); ``max_sharers`` how many pods may share one GPU when known;
+            ``sharing_strategy`` ``time-slicing`` or ``mps`` when a node label names it (GFD's
+            ``nvidia.com/gpu.sharing-strategy``, GKE's ``cloud.google.com/gke-gpu-sharing-strategy``, whose
+            ``time-sharing`` is time-slicing), else None. Under MPS NVIDIA's device plugin limits each of the N
+            replicas to 1/N of the GPU's memory (k8s-device-plugin README, "With CUDA MPS"); time-slicing isolates
+            nothing.
         memory_bytes_override: MIG slice or ``--gpu-memory`` total replacing the catalogue figure.
         candidates: every accelerator the scheduling constraints still allow, smallest memory first,
             when more than one remains (``accelerator`` is then the worst case, the smallest); empty
@@ -836,6 +846,7 @@ class Placement:
     resource: str | None = None
     shared: bool = False
     max_sharers: int | None = None
+    sharing_strategy: str | None = None
     memory_bytes_override: int | None = None
     candidates: tuple[Accelerator, ...] = ()
     gpu_slice: GpuSlice | None = None
@@ -1258,6 +1269,7 @@ class ContainerResult:
             "accelerator": acc.id if acc else None,
             "accelerator_how": self.placement.how if self.placement else None,
             "mig_profile": self.placement.mig_profile if self.placement else None,
+            **_device_dict(self.placement),
             "gpus": self.placement.gpus if self.placement else None,
             "replicas": self.workload.replicas,
             "plan": self.plan.as_dict() if self.plan else None,
@@ -1389,11 +1401,41 @@ class CheckResult:
         return out
 
 
-#: the top-level string fields of :meth:`ContainerResult.as_dict` that quote the manifest
+#: the top-level string fields of :meth:`ContainerResult.as_dict` that quote the manifest (``device`` names a GPU
+#: outside the catalogue by its node label's text)
 _QUOTING_FIELDS = (
     "kind", "name", "namespace", "role", "container", "image", "model", "model_id", "model_error",
-    "accelerator_how", "plan_error",
+    "accelerator_how", "device", "plan_error",
 )  # fmt: skip
+
+
+def _device_dict(placement: Placement | None) -> dict[str, Any]:
+    """The JSON report's fields for the part of a GPU a container's plan is sized on (docs/formats.md): ``device``
+    (:attr:`Placement.device_name`: the board, its MIG slice or its share, in words), ``device_share`` (an AMD
+    compute partition or a vGPU share whose memory the plan uses, :attr:`Placement.device_share`), ``amd_partition``
+    (the AMD partition mode, ``cpx_nps4``), ``shared``, ``sharing_strategy`` and ``max_sharers`` (time-sliced or MPS
+    replicas of one GPU: several engines on one device, KV106) and ``gpu_slice`` (HAMi's memory slice per vGPU, ``{"resource", "mib",
+    "percent"}``, which HAMi-core reports to the engine as the device total); null or false when not so."""
+    if placement is None:
+        return {
+            "device": None,
+            "device_share": None,
+            "amd_partition": None,
+            "shared": False,
+            "sharing_strategy": None,
+            "max_sharers": None,
+            "gpu_slice": None,
+        }
+    gs = placement.gpu_slice
+    return {
+        "device": placement.device_name,
+        "device_share": placement.device_share,
+        "amd_partition": placement.amd_partition,
+        "shared": placement.shared,
+        "sharing_strategy": placement.sharing_strategy,
+        "max_sharers": placement.max_sharers,
+        "gpu_slice": {"resource": gs.key, "mib": gs.mib, "percent": gs.percent} if gs is not None else None,
+    }
 
 
 def _clipped_strings(entry: dict[str, Any]) -> dict[str, Any]:

@@ -136,9 +136,10 @@ CORPUS_TABLE: dict[str, str | None] = {
     "lahlfors__cybernetic-governance-engine__deployment__k8s__vllm-reasoning.yaml": "nvidia-l4",
     "ray-project__kuberay__ray-operator__config__samples__ray-service.high-throughput-gemma4.yaml": "nvidia-b200",
     "ray-project__kuberay__ray-operator__config__samples__ray-service.high-throughput-llm.yaml": "nvidia-l4",
-    # Volcengine VKE's gpu-name label in GFD's spelling (assumed): NVIDIA-L20 names the L20, Tesla-V100 no GPU
+    # Volcengine VKE's gpu-name label in GFD's spelling (assumed): NVIDIA-L20 names the L20, Tesla-V100 (no board
+    # suffix) the V100 boards, the smallest taken
     "vllm-project__aibrix__samples__heterogeneous__deepseek-coder-7b-l20-deployment.yaml": "nvidia-l20",
-    "vllm-project__aibrix__samples__heterogeneous__deepseek-coder-7b-v100-deployment.yaml": None,
+    "vllm-project__aibrix__samples__heterogeneous__deepseek-coder-7b-v100-deployment.yaml": "nvidia-v100-sxm2-16gb",
     # OCI shapes (BM.GPU.H100.8 / BM.GPU.H200.8 / BM.GPU.H200-NC.8) in required affinity: the smallest known
     "sgl-project__ome__config__runtimes__vllm__deepseek-ai__deepseek-v4-flash-rt.yaml": "nvidia-h100-sxm5-80gb",
     "awslabs__ai-on-eks__blueprints__inference__vllm-llama3.1-405b-trn1__llama3-405b-vllm-lws-deployment.yaml": None,

@@ -102,3 +102,20 @@ def test_a_label_value_that_spells_no_catalogue_gpu_keeps_the_plain_hint(tmp_pat
     (d,) = [d for d in res.diagnostics if d.rule == "KV501"]
     assert "gpu-name=Tesla-V100 is not one kvlint reads (use kvlint.io/accelerator" in d.message
     assert "spells" not in d.message
+
+
+def test_a_gpu_instance_type_whose_gpu_is_not_in_the_catalogue_says_so() -> None:
+    """``ml.p6-b300.48xlarge`` (aws-samples' SageMaker HyperPod Kimi K3 in fixtures/collected): an EC2 type of 8 B300
+    GPUs in the Karpenter table, whose GPU the catalogue does not hold. KV501 said "is not a GPU instance type in the
+    catalogue" (branch gpus54), sending the user to look for a mistyped instance type; it now says what the type is
+    and that its GPU is what kvlint cannot size. A type that is not in the table keeps the old words."""
+    from kvlint.accelerators.registry import instance_type
+
+    it = instance_type("p6-b300.48xlarge")
+    assert it is not None and it.accelerator is None and it.gpus == 8
+    p = place({"node.kubernetes.io/instance-type": "ml.p6-b300.48xlarge"})
+    said = " ".join(p.undecided)
+    assert p.accelerator is None and "is an instance type of 8 GPUs kvlint cannot size" in said, said
+    assert "not a GPU instance type" not in said
+    other = " ".join(place({"node.kubernetes.io/instance-type": "x9.big"}).undecided)
+    assert "x9.big is not a GPU instance type in the catalogue" in other

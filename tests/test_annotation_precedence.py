@@ -70,6 +70,35 @@ def test_a_model_annotation_replacing_a_readable_model_is_said_with_exemptions()
     assert {cr.model.id for cr in res.containers if cr.model} == {"Qwen/Qwen2.5-0.5B-Instruct"}
 
 
+def test_a_model_annotation_kvlint_cannot_read_replacing_a_readable_model_is_a_warning(
+    tmp_path: Path,
+) -> None:
+    """The same pod annotated with a model kvlint cannot read (a typo, or ``nobody/nothing``): nothing is sized, so
+    the annotation took the KV103 of the model the engine loads away with no word of its own (KV005 was said only
+    when the annotated model was read; the KV502 named the command's model). It is now a KV005 warning naming both;
+    with exemptions disabled the command's model decides and the KV103 stays."""
+    text = (
+        (ANN / "model-vs-command.yaml")
+        .read_text()
+        .replace("Qwen/Qwen2.5-0.5B-Instruct", "nobody/no-such-model")
+    )
+    path = tmp_path / "model-typo.yaml"
+    path.write_text(text)
+    allowed = {d.rule: d for d in run_check([str(path)], ALLOWED).diagnostics}
+    closed = {d.rule for d in run_check([str(path)], CLOSED).diagnostics}
+    assert "KV103" in closed and "KV103" not in allowed  # the annotation decides, with exemptions allowed
+    kv005 = allowed["KV005"]
+    assert kv005.severity == "warning", kv005
+    assert kv005.message.startswith(
+        "kvlint.io/model: nobody/no-such-model replaces the model the pod serves, meta-llama/Llama-3.1-8B-Instruct, "
+        "which kvlint can read, but kvlint cannot read nobody/no-such-model"
+    )
+    assert "KV502" in allowed
+    # an annotation for a path kvlint cannot read on either side still applies silently (what it is for)
+    res = run_check([str(ANN / "model-on-a-volume.yaml")], ALLOWED)
+    assert "KV005" not in {d.rule for d in res.diagnostics}
+
+
 def test_under_no_exemptions_the_engine_command_names_the_model() -> None:
     closed = _findings("model-vs-command.yaml", CLOSED)
     (kv005,) = closed["KV005"]

@@ -164,7 +164,7 @@ def test_every_option_renders_as_documented() -> None:
         ]
     # the NetworkPolicy admits the API server to the webhook port and Prometheus to the metrics port, only
     np = k["NetworkPolicy"][0]["spec"]
-    assert np["policyTypes"] == ["Ingress"] and len(np["ingress"]) == 2
+    assert np["policyTypes"] == ["Ingress"] and len(np["ingress"]) == 2  # --cluster: egress to the API server
     webhook, metrics = np["ingress"]
     assert webhook["ports"] == [{"port": "https", "protocol": "TCP"}]
     assert webhook["from"] == [{"ipBlock": {"cidr": "10.0.0.2/32"}}]
@@ -272,6 +272,136 @@ def test_the_gpu_condition_admits_every_accelerator_and_engine_image_kvlint_read
         assert not any("cpu".startswith(p) or "memory".startswith(p) for p in starts)
 
 
+def cel_pod_filter(expression: str) -> Any:
+    """The chart's ``gpu-or-serving-engine`` CEL expression as a Python function of the object: a translation of
+    the CEL subset it is written in (``&&``, ``||``, ``!``, ``==``, ``>``, ``has()``, ``size()``, nested
+    ``list.exists(c, ...)`` and ``map.exists(k, ...)`` over a map's keys, ``string.contains``/``startsWith``/
+    ``endsWith``), with CEL's short-circuits and a field read only after its ``has``. Refuses any other
+    construct."""
+    text = expression
+    while ".exists(" in text:  # the last one holds no other: translated innermost first
+        at = text.rindex(".exists(")
+        receiver = re.search(r"[\w.]+$", text[:at])
+        assert receiver is not None, text[:at][-40:]
+        var, depth, i = re.match(r"(\w+), ", text[at + 8 :]), 1, at + 8  # type: ignore[union-attr]
+        assert var is not None
+        while depth:
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        body = text[at + 8 + var.end() : i - 1]
+        text = f"{text[: receiver.start()]}any(({body}) for {var.group(1)} in {receiver.group()}){text[i:]}"
+    text = re.sub(r"\bhas\(([\w.]+)\)", r"_has(lambda: \1)", text)
+    text = re.sub(r"\bsize\(", "len(", text)
+    text = text.replace("&&", " and ").replace("||", " or ")
+    text = re.sub(r"!(?!=)", " not ", text)
+    leftover = re.sub(r"'[^']*'", "", text)
+    assert re.fullmatch(r"[\w\s.()=>,:]*", leftover), leftover  # nothing but what was translated
+    code = compile(f"({text.strip()})", "<cel>", "eval")
+    return lambda obj: bool(eval(code, {"_has": _has, "any": any, "len": len, "object": _cel_value(obj)}))  # noqa: S307
+
+
+#: Where each built-in kind's pod spec is (the chart's webhook shapes), for the pod-filter test.
+_POD_SPEC_PATH = {"templates": ("spec", "template", "spec"), "cronjobs": ("spec", "jobTemplate", "spec", "template",
+                  "spec"), "pods": ("spec",), "podtemplates": ("template", "spec")}  # fmt: skip
+
+
+def _gpu_limit(container: dict[str, Any]) -> bool:
+    from kvlint.gpu_resources import is_gpu_resource
+
+    limits = (container.get("resources") or {}).get("limits") or {}
+    return any(is_gpu_resource(k) for k in limits)
+
+
+def _pod_variants(obj: dict[str, Any], path: tuple[str, ...]) -> list[dict[str, Any]]:
+    """For an ``obj`` whose pod requests a GPU in a container's limits: ``obj`` as it is, with its GPU containers
+    run as sidecar init containers (``restartPolicy: Always``) beside an application container, and with their
+    GPUs claimed through Dynamic Resource Allocation under an image name of their own (each a pod that requests
+    a GPU, which the chart's condition must send); none for another ``obj``."""
+    import copy
+
+    spec = obj
+    for key in path:
+        spec = spec.get(key) if isinstance(spec, dict) else None  # type: ignore[assignment]
+    containers = spec.get("containers") if isinstance(spec, dict) else None
+    if not isinstance(containers, list) or not any(isinstance(c, dict) and _gpu_limit(c) for c in containers):
+        return []  # no GPU requested: sent for an engine image only (onlyGPUOrServingWorkloads), not tested here
+    out = [obj]
+    sidecar, dra = copy.deepcopy(obj), copy.deepcopy(obj)
+    for variant in (sidecar, dra):
+        pod = variant
+        for key in path:
+            pod = pod[key]
+        gpu = [c for c in pod["containers"] if isinstance(c, dict) and _gpu_limit(c)]
+        if variant is sidecar:
+            pod["containers"] = [c for c in pod["containers"] if c not in gpu] or [
+                {"name": "app", "image": "ghcr.io/example/agent:v1"}
+            ]
+            pod["initContainers"] = [
+                *(pod.get("initContainers") or []),
+                *({**c, "restartPolicy": "Always"} for c in gpu),
+            ]
+        else:
+            pod["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "gpu"}]
+            for c in gpu:
+                c["image"] = "registry.example.com/llm/server:1.0"
+                c["resources"] = {"claims": [{"name": "gpu"}]}
+        out.append(variant)
+    return out
+
+
+def test_the_gpu_condition_sends_every_pod_the_server_reviews_a_container_of(
+    fixtures_and_corpus_paths: list[str],
+) -> None:
+    """Every built-in workload of the corpus and fixtures/collected whose pod requests a GPU, and in which the
+    server reports an error or a warning on a container (the pipeline the webhook runs, ``lint_review``), is sent
+    by the condition of its webhook: as it is, with its GPU engines run as sidecar init containers beside an
+    application container, and with their GPUs claimed through DRA under a private image name. The condition read ``containers`` and their limits only: a
+    vLLM sidecar on a GPU, or an engine on a DRA claim, was never sent, so admitted unreviewed though the server
+    denies it (KV201 for --max-model-len 999999 in both)."""
+    from kvlint.webhook.review import lint_review, parse_review, webhook_options
+
+    conditions = {
+        wh["name"].split(".", 1)[0]: cel_pod_filter(c["expression"])
+        for wh in _by_kind(render())["ValidatingWebhookConfiguration"][0]["webhooks"]
+        for c in wh["matchConditions"]
+        if c["name"] == "gpu-or-serving-engine"
+    }
+    shapes = {
+        (k["group"], k["kind"]): k["shape"]
+        for k in yaml.safe_load((CHART / "webhook-match.yaml").read_text())["kinds"]
+        if k["shape"] in conditions
+    }
+    files = [p for d in fixtures_and_corpus_paths for p in sorted(Path(d).glob("*.yaml")) if Path(d).name in
+             ("manifests", "collected")]  # fmt: skip
+    assert files
+    options = webhook_options()
+    checked = sent_variants = 0
+    for f in files:
+        try:
+            docs = [d for d in yaml.safe_load_all(f.read_text()) if isinstance(d, dict)]
+        except yaml.YAMLError:
+            continue
+        for doc in docs:
+            group = str(doc.get("apiVersion", "")).rpartition("/")[0]
+            shape = shapes.get((group, doc.get("kind")))
+            if shape is None:
+                continue
+            for i, obj in enumerate(_pod_variants(doc, _POD_SPEC_PATH[shape])):
+                body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+                    "uid": "u", "operation": "CREATE", "object": obj}})  # fmt: skip
+                reviewed = [
+                    d
+                    for d in lint_review(parse_review(body), options).diagnostics
+                    if d.container and d.severity in ("error", "warning")
+                ]
+                if not reviewed:
+                    continue
+                checked += 1
+                sent_variants += i > 0
+                assert conditions[shape](obj), (f.name, ["as is", "sidecar", "DRA"][i], reviewed[0].message)
+    assert checked > 100 and sent_variants > 50, (checked, sent_variants)
+
+
 # ------------------------------------------------------------------------------------------ owner filter
 
 
@@ -294,10 +424,13 @@ class _Str(str):
     def startsWith(self, s: str) -> bool:  # noqa: N802 - CEL's name
         return self.startswith(s)
 
+    def endsWith(self, s: str) -> bool:  # noqa: N802 - CEL's name
+        return self.endswith(s)
+
 
 def _cel_value(v: Any) -> Any:
-    if isinstance(v, dict):
-        return _Obj({k: _cel_value(x) for k, x in v.items()})
+    if isinstance(v, dict):  # keys too: a map's exists() ranges over its keys
+        return _Obj({_Str(k): _cel_value(x) for k, x in v.items()})
     if isinstance(v, list):
         return [_cel_value(x) for x in v]
     return _Str(v) if isinstance(v, str) else v
@@ -649,6 +782,51 @@ def test_values_the_api_server_or_the_server_would_refuse_are_refused_by_the_cha
         assert wh["timeoutSeconds"] == 30 and wh["failurePolicy"] == "Fail"
 
 
+def _memory_bound(values: dict[str, Any]) -> int:
+    """Bytes the webhook's container may hold at once with the chart's ``values``, by the server's own sum
+    (:func:`kvlint.webhook.server.memory_bound`) over the settings it builds from the flags the chart renders."""
+    from kvlint.webhook.cli import build_settings
+    from kvlint.webhook.server import memory_bound
+
+    args = _by_kind(render(values))["Deployment"][0]["spec"]["template"]["spec"]["containers"][0]["args"]
+    flags = dict(a[2:].split("=", 1) for a in args if a.startswith("--") and "=" in a)
+    settings = build_settings(
+        workers=int(flags["workers"]),
+        worker_memory=flags["worker-memory"],
+        max_request_bytes=flags["max-request-bytes"],
+    )
+    bound = memory_bound(settings, int(flags["max-connections"]))
+    assert bound is not None
+    return bound
+
+
+def test_a_memory_limit_below_what_the_server_lets_its_processes_hold_is_refused() -> None:
+    """``workers: 3`` with the default 1536Mi limit rendered: three workers capped at 512Mi of address space each,
+    the bodies held and the server itself can pass the container's limit, and the OOM killer then ends the whole
+    container (``memory.oom.group``), not the one worker whose ``RLIMIT_AS`` was meant to stop it. The chart
+    refuses a limit below the sum, naming it; a limit of exactly the sum renders, as do no cap and no limit."""
+    assert _memory_bound({}) <= 1536 * 2**20  # the defaults hold
+    render({})
+    bound = _memory_bound({"workers": 3, "resources": {"limits": {"memory": "64Gi"}}})
+    assert bound > 1536 * 2**20
+    msg = _refused({"workers": 3})
+    assert f"is below what the webhook may hold at once, {-(-bound // 2**20)}Mi" in msg, msg
+    for values in ({"maxRequestBytes": "64Mi"}, {"workerMemory": "1Gi"}, {"maxConnections": 20000}):
+        at = _memory_bound({**values, "resources": {"limits": {"memory": "64Gi"}}})
+        assert "below what the webhook may hold" in _refused(
+            {**values, "resources": {"limits": {"memory": str(at - 1)}}}
+        )
+        render({**values, "resources": {"limits": {"memory": str(at)}}})
+    # a byte count written as a number (a float64 in the template, 1.073741824e+09 as text) is read too
+    assert "below what the webhook may hold" in _refused({"resources": {"limits": {"memory": 2**30}}})
+    render({"resources": {"limits": {"memory": 2**31}}})
+    # Kubernetes quantities as the API server reads them: 1.5Gi holds the defaults, 1400M (1,335 MiB) does not
+    render({"resources": {"limits": {"memory": "1.5Gi"}}})
+    assert "below what the webhook may hold" in _refused({"resources": {"limits": {"memory": "1400M"}}})
+    render({"workers": 8, "workerMemory": "0"})  # no cap: nothing to compare the limit with
+    render({"workers": 8, "resources": {"requests": {"cpu": "500m"}, "limits": None}})
+
+
 def test_a_disruption_budget_the_replicas_cannot_keep_is_refused() -> None:
     """``replicas: 1`` with the default ``minAvailable: 1`` rendered a PodDisruptionBudget that allows no
     eviction (kube-linter's pdb-min-available): every node drain hung on the webhook's pod."""
@@ -891,6 +1069,59 @@ def test_without_api_server_cidrs_the_webhook_port_admits_either_address_family_
         {"cidr": "10.0.0.2/32"},
         {"cidr": "fd00::2/128"},
     ]
+
+
+def test_without_cluster_the_webhooks_pods_may_connect_nowhere() -> None:
+    """The NetworkPolicy restricted ingress only: a webhook pod could open any connection, so a manifest's model
+    id or URL (``--model https://...``, ``s3://``, the cloud metadata address) reached the network the moment a
+    bug let the pipeline fetch it. Without ``--cluster`` the server needs no connection of its own (reviewing
+    those names opens none: the pipeline the webhook runs, audited below), and the policy now denies all egress;
+    with ``--cluster`` it lists and watches nodes through the API server and egress stays open."""
+    import copy
+    import sys
+
+    from kvlint.webhook.review import lint_review, parse_review, webhook_options
+
+    (np,) = _by_kind(render())["NetworkPolicy"]
+    assert np["spec"]["policyTypes"] == ["Ingress", "Egress"] and np["spec"]["egress"] == []
+    (np,) = _by_kind(render({"cluster": {"enabled": True}}))["NetworkPolicy"]
+    assert np["spec"]["policyTypes"] == ["Ingress"] and "egress" not in np["spec"]
+    assert not any(
+        "Egress" in n["spec"]["policyTypes"]
+        for n in _by_kind(render({"networkPolicy": {"enabled": False}})).get("NetworkPolicy", [])
+    )
+
+    network: list[str] = []
+
+    def audit(event: str, args: tuple[Any, ...]) -> None:
+        if event in ("socket.connect", "socket.getaddrinfo", "socket.gethostbyname", "http.client.connect"):
+            network.append(f"{event} {args!r:.120}")
+
+    base = next(
+        d
+        for d in yaml.safe_load_all((ROOT / "fixtures" / "webhook" / "b09-clean.yaml").read_text())
+        if isinstance(d, dict) and d.get("kind") == "Deployment"
+    )
+    requests = []
+    for ref in ("meta-llama/Llama-3.1-8B-Instruct", "nobody/unknown-model", "https://models.example/m",
+                "s3://bucket/m", "hf://org/name", "http://169.254.169.254/latest/meta-data/"):  # fmt: skip
+        for image, command, args in (
+            ("vllm/vllm-openai:v0.11.0", None, ["--model", ref, "--tokenizer", ref, "--speculative-config",
+                                                json.dumps({"model": ref, "num_speculative_tokens": 3})]),
+            ("ghcr.io/huggingface/text-generation-inference:3.3.4", None, ["--model-id", ref]),
+            ("lmsysorg/sglang:v0.5.4", ["python3", "-m", "sglang.launch_server"], ["--model-path", ref]),
+        ):  # fmt: skip
+            obj = copy.deepcopy(base)
+            c = obj["spec"]["template"]["spec"]["containers"][0]
+            c.update(image=image, args=args)
+            if command:
+                c["command"] = command
+            requests.append(json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                                        "request": {"uid": "u", "operation": "CREATE", "object": obj}}))  # fmt: skip
+    sys.addaudithook(audit)  # hooks cannot be removed; this one only records into a local list
+    for body in requests:
+        lint_review(parse_review(body), webhook_options())
+    assert network == []
 
 
 # What kube-linter and Polaris flag, restated (neither installs from a package registry here): the checks of

@@ -80,7 +80,10 @@ def test_a_file_of_no_kustomization_keeps_the_plain_fix(tmp_path: Path) -> None:
     f = tmp_path / "deployment.yaml"
     f.write_text(DEPLOYMENT)
     (d,) = _kv405([str(f)])
-    assert d.fix == "set resources.limits['nvidia.com/gpu'] to the number of GPUs the engine uses"
+    # (no tensor- or pipeline-parallel size in its args: vLLM's default layout, one GPU)
+    assert d.fix == (
+        "set resources.limits['nvidia.com/gpu']: 1, the GPUs the engine uses (vLLM's default tensor-parallel-size 1)"
+    )
 
 
 def test_the_collected_base_names_the_gpu_overlays_of_its_tree() -> None:

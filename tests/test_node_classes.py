@@ -219,10 +219,17 @@ def test_a_nodepools_requirements_narrow_together(tmp_path: Path) -> None:
 # (registry.instance_family): a series names its GPU when every machine type of it in the catalogue's GCE table has
 # that one GPU (g2: L4; n2: no GPU); a series of several GPUs (a2: A100 40GB in a2-highgpu/megagpu, 80GB in
 # a2-ultragpu) is planned on the smallest, the others kept as candidates (branch gpus53; it was planned on the default
-# fleet, T4 to H200). a3 stays undecided: the catalogue's a3-edgegpu-8g has no GPU it could cite.
+# fleet, T4 to H200). a3 was undecided while the catalogue's a3-edgegpu-8g had no GPU; Compute Engine's docs give A3
+# Edge H100 80GB GPUs (branch gpus54), so a3 is the H100 of a3-highgpu/megagpu/edgegpu with a3-ultragpu's H200 kept.
 @pytest.mark.parametrize(
     ("family", "gpu"),
-    [("g2", "nvidia-l4"), ("a4", "nvidia-b200"), ("a2", "nvidia-a100-sxm4-40gb"), ("a3", None), ("n2", None)],
+    [
+        ("g2", "nvidia-l4"),
+        ("a4", "nvidia-b200"),
+        ("a2", "nvidia-a100-sxm4-40gb"),
+        ("a3", "nvidia-h100-sxm5-80gb"),
+        ("n2", None),
+    ],
 )
 def test_a_machine_family_rule_names_the_gpu_of_its_series(
     tmp_path: Path, family: str, gpu: str | None
@@ -254,3 +261,29 @@ def test_a_series_of_several_gpus_keeps_the_others_as_candidates(tmp_path: Path)
     assert p is not None and p.accelerator is not None and p.accelerator.id == "nvidia-a100-sxm4-40gb"
     assert {a.id for a in p.candidates} == {"nvidia-a100-sxm4-40gb", "nvidia-a100-sxm4-80gb"}
     assert "chose the smallest, nvidia-a100-sxm4-40gb" in p.how
+
+
+# A ComputeClass's machine-family rule of a series of several GPUs named the smallest only: the node class reached
+# the placement as one id (DerivedAccelerator), so `machineFamily: a2` lost a2-ultragpu's A100 80GB that the pod's
+# own `cloud.google.com/machine-family: a2` label keeps as a candidate (branch gpus54). Both now keep it, and a3 keeps
+# a3-ultragpu's H200 beside the H100 (Compute Engine "GPU machine types": A3 High, Mega and Edge H100 80GB, A3 Ultra
+# H200 141GB).
+@pytest.mark.parametrize(
+    ("family", "boards"),
+    [
+        ("a2", ["nvidia-a100-sxm4-40gb", "nvidia-a100-sxm4-80gb"]),
+        ("a3", ["nvidia-h100-sxm5-80gb", "nvidia-h200-141gb"]),
+    ],
+)
+def test_a_compute_class_machine_family_keeps_every_gpu_of_its_series(
+    tmp_path: Path, family: str, boards: list[str]
+) -> None:
+    cc = (
+        "apiVersion: cloud.google.com/v1\nkind: ComputeClass\nmetadata: {name: llm-gpus}\nspec:\n  priorities:\n"
+        f"  - machineFamily: {family}\n    gpu: {{count: 1}}\n"
+    )
+    via_class = _placement(tmp_path, _pod("cloud.google.com/compute-class: llm-gpus"), cc).placement
+    own_label = _placement(tmp_path, _pod(f"cloud.google.com/machine-family: {family}")).placement
+    for p in (via_class, own_label):
+        assert p is not None and p.accelerator is not None and p.accelerator.id == boards[0]
+        assert [a.id for a in p.candidates] == boards

@@ -324,3 +324,70 @@ def test_kv502_fix_for_a_speculative_pipeline_refused_from_0_5_21(tmp_path: Path
     assert "only supported on prefill nodes" in found[0].message
     fix = found[0].fix or ""
     assert "SGLANG_ENABLE_PP_SPEC" in fix and "PD prefill node" in fix and "MLA" not in fix, fix
+
+
+def test_stage_weights_follow_the_layers_bytes_where_the_checkpoint_keeps_dense_layers_wider() -> None:
+    # nvidia/GLM-5.1-NVFP4 stores its routed experts in NVFP4 (0.56 B per element) and keeps the first three
+    # layers' dense MLP in bf16 (its exclude list): those layers weigh 2 B per element, the experts a quarter of that,
+    # so the first stage's share of the decoder's bytes is above its share of the parameters. SGLang builds only a
+    # stage's own layers (make_layers over get_pp_indices), so the stage holds its layers' bytes. At TP 1 no module
+    # is replicated and the stages split the decoder's bytes exactly.
+    from kvlint.models.weights import decoder_layer_bytes, dense_mlp_layer_bytes
+
+    m = _model("nvidia/GLM-5.1-NVFP4")
+    first_k = int((m.text_config or m.config or {})["first_k_dense_replace"])
+    # the dense MLPs are priced whole in bf16: gate, up and down projections of hidden x intermediate, 2 B each
+    dense = dense_mlp_layer_bytes(m, dtype_bytes=2)
+    assert dense[:first_k] == (3 * m.hidden_size * m.intermediate_size * 2,) * first_k and dense[first_k] == 0
+    pre = sglang_prelude(_cmd("--pp-size", "4", version="0.5.23"), m)
+    n0 = pre.stage_layers[0]
+    embed = m.vocab_size * m.hidden_size * 2  # bf16 embedding (first stage) and untied head (last)
+    body = sum(pre.stage_weights) - 2 * embed
+    got = (pre.stage_weights[0] - embed) / body
+    per = _layer_params(m)
+    param_share = sum(per[:n0]) / sum(per)
+    # the dense layers' bf16 MLPs move the first stage's share above its parameter share (until branch memory54 the
+    # stages were split by parameter count, got == param_share)
+    assert got > param_share + 0.0015
+    layer_bytes = [a + b for a, b in decoder_layer_bytes(m, dtype_bytes=2)]
+    assert got == pytest.approx(sum(layer_bytes[:n0]) / sum(layer_bytes), rel=1e-6)
+
+
+def test_layer_bytes_price_packed_experts_at_their_own_rate() -> None:
+    # gpt-oss stores its routed experts in MXFP4 (4-bit values and one e8m0 scale per 32: 0.5 + 1/32 B per element)
+    # beside bf16 attention; a stage's share of the layers' bytes must weigh its experts at that rate, not at the
+    # attention's 2 B (as decoder_layer_bytes did until branch memory54)
+    from kvlint.models.weights import decoder_layer_bytes, param_breakdown
+
+    m = _model("openai/gpt-oss-20b")
+    experts = sum(b for _a, b in decoder_layer_bytes(m, dtype_bytes=2))
+    assert experts == pytest.approx(param_breakdown(m)["experts"] * (0.5 + 1 / 32), rel=1e-6)
+
+
+@pytest.mark.parametrize("version", ["0.5.8", "0.5.23"])
+def test_each_stage_holds_the_vision_tower_it_builds(tmp_path: Path, version: str) -> None:
+    # sglang/srt/models/qwen2_5_vl.py (0.5.8 and 0.5.23 wheels) builds self.visual outside any pp_group.is_first_rank
+    # test, so every pipeline stage holds the vision tower: its 1/tp share, or all of it per rank under
+    # --mm-enable-dp-encoder. Until branch review54A the tower's bytes were spread over the stages with the layers'
+    # (half a tower per stage at pp 2) and the dp-encoder copy by layer count.
+    import json
+
+    from kvlint.models.weights import vision_params
+
+    vl = resolve_model("Qwen/Qwen2.5-VL-7B-Instruct", allow_hub=False)
+    tower = vision_params(vl.config or {}, vl.hidden_size) * 2
+    # the same decoder without the tower: Qwen2.5-VL's text model as a Qwen2 checkpoint
+    cfg = {k: v for k, v in (vl.config or {}).items() if k not in ("vision_config", "text_config")}
+    cfg.update(architectures=["Qwen2ForCausalLM"], model_type="qwen2")
+    d = tmp_path / "x--qwen2-text"
+    d.mkdir()
+    (d / "config.json").write_text(json.dumps(cfg))
+    text = resolve_model("x/qwen2-text", model_dirs=(str(tmp_path),), allow_hub=False)
+    assert text.num_layers == vl.num_layers and text.hidden_size == vl.hidden_size
+    args = ("--tp-size", "2", "--pp-size", "2")
+    t = sglang_prelude(_cmd(*args, version=version), text).stage_weights
+    split = sglang_prelude(_cmd(*args, version=version), vl).stage_weights
+    whole = sglang_prelude(_cmd(*args, "--mm-enable-dp-encoder", version=version), vl).stage_weights
+    for r in range(2):
+        assert split[r] - t[r] == pytest.approx(tower / 2, abs=8)
+        assert whole[r] - t[r] == pytest.approx(tower, abs=8)

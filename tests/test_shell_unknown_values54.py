@@ -36,6 +36,8 @@ SCRIPTS = [
     "ARGS=(); while read -r w; do ARGS+=($w); done < args.txt; vllm serve m ${ARGS[@]}",
     "ARGS=$(cat args.txt); ARGS=1 eval 'true'; vllm serve m $ARGS",
     "vllm serve m $ARGS",
+    'read -ra ARGS < args.txt; vllm serve m "${ARGS[@]}"',
+    'vllm serve m "${ARGS[@]}"',
 ]
 
 
@@ -60,7 +62,7 @@ def test_a_reference_is_unseen_arguments_exactly_when_bash_passes_words(script: 
     (command,) = [c for c in commands(script, {}) if c and c[0].text == "vllm"]
     passed = _ran(script, tmp_path)
     assert passed[:2] == ["serve", "m"]
-    assert bool(command.unknown_names) == (len(passed) > 2), (script, passed, command.unknown_names)
+    assert bool(command.maybe_set) == (len(passed) > 2), (script, passed, command.maybe_set)
 
 
 def _manifest(tmp_path: Path, script: str) -> Path:
@@ -122,5 +124,27 @@ def test_many_prefixes_before_an_eval_of_many_words() -> None:
         + " ".join(f"$B{i}" for i in range(k))
     )
     (command,) = [c for c in commands(script, {}) if c and c[0].text == "vllm"]
-    assert command.unknown_names == {"A0"}
+    assert command.maybe_set == {"A0"}
     assert [w.text for w in command][-(k + 1)] == "$A0"
+
+
+def test_an_array_nothing_sets_is_nothing(tmp_path: Path) -> None:
+    """``"${ARGS[@]}"`` of an array neither the script nor the container sets: bash passes no words (the last script
+    of :data:`SCRIPTS`), so the info note and the engine defaults stand, as for ``$ARGS``; it was "arguments not all
+    known" (the array reference was read as ``$@``). Set by the container's env (a ``valueFrom`` kvlint cannot read),
+    it may be any words."""
+    res = run_check([str(_manifest(tmp_path, 'vllm serve Qwen/Qwen3-0.6B "${ARGS[@]}"'))], OFF)
+    (note,) = [d for d in res.diagnostics if d.rule == "KV503"]
+    assert note.severity == "info" and "expands it to nothing" in note.message, note.message
+    (cr,) = res.containers
+    assert cr.plan is not None
+    path = _manifest(tmp_path, 'vllm serve Qwen/Qwen3-0.6B "${ARGS[@]}"')
+    path.write_text(
+        path.read_text()
+        + "          env:\n            - name: ARGS\n              valueFrom: {configMapKeyRef: {name: a, key: b}}\n"
+    )
+    res = run_check([str(path)], OFF)
+    (note,) = [d for d in res.diagnostics if d.rule == "KV503"]
+    assert note.severity == "warning" and "no literal value in the container env" in note.message, (
+        note.message
+    )

@@ -270,5 +270,5 @@ def test_plan_without_a_gpu_asks_for_the_option_not_a_manifest_field(tmp_path: P
     )
     (d,) = [x for x in run_check([str(manifest)], Options(allow_hub=False)).diagnostics if x.rule == "KV501"]
     assert d.fix is not None and d.fix.startswith(
-        "request the GPUs the engine uses: resources.limits: {nvidia.com/gpu: N}"
+        "request the GPUs the engine uses: resources.limits: {nvidia.com/gpu: 1} (vLLM's default tensor-parallel-size 1)"
     )

@@ -9,6 +9,7 @@ import io
 import json
 import logging
 import os
+import re
 import signal
 import socket
 import ssl
@@ -150,6 +151,49 @@ def test_clean_allowed_without_warnings(server: Any) -> None:
     assert resp == {"uid": "uid-b09", "allowed": True, "auditAnnotations": {"verdict": "allow"}}
 
 
+#: What the API server accepts as an audit annotation key once it prefixes the webhook's name and "/"
+#: (k8s.io/apiserver pkg/admission/attributes.go, checkKeyFormat: validation.IsQualifiedName; an invalid key is
+#: dropped with a log line): the name part of a qualified name.
+QUALIFIED_NAME_PART = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+
+
+def test_findings_the_objects_own_annotation_suppressed_are_counted_in_the_audit_log(server: Any) -> None:
+    """A ``kvlint.io/ignore`` annotation (with reasons) on B01 suppresses its errors and the object is admitted;
+    the audit log recorded ``verdict: allow`` and nothing else, as for an object kvlint found nothing in. It now
+    records how many findings the requester's annotation suppressed."""
+    _, client, _ = server
+    errors, _ = expected(B01)
+    findings = run_check([str(B01)], webhook_options()).diagnostics
+    count = sum(1 for d in findings if d.rule in errors)
+    assert count
+    obj = workload_object(B01)
+    obj["metadata"].setdefault("annotations", {})["kvlint.io/ignore"] = ", ".join(
+        f"{rule}=the context is capped by the gateway" for rule in sorted(errors)
+    )
+    resp = post(client, review(obj, uid="uid-ignored"))["response"]
+    assert resp["allowed"] is True
+    audit = resp["auditAnnotations"]
+    assert audit["verdict"] == "allow" and audit["suppressed"] == str(count), audit
+    assert all(QUALIFIED_NAME_PART.match(key) for key in audit), audit
+    clean = post(client, review(workload_object(B01), uid="uid-b01-again"))["response"]
+    assert "suppressed" not in clean["auditAnnotations"]
+
+
+def test_a_model_annotation_that_unsizes_the_pod_is_said_in_the_answer(server: Any) -> None:
+    """``kvlint.io/model: nobody/nothing`` on B01 (whose command names a model kvlint reads) took its KV103 away and
+    the review was admitted with one KV502 warning naming the command's model, as if kvlint could not read it. The
+    answer (exemptions allowed, the default) now carries a KV005 warning saying the annotation replaced a model
+    kvlint reads with one it cannot."""
+    _, client, _ = server
+    obj = workload_object(B01)
+    obj["metadata"].setdefault("annotations", {})["kvlint.io/model"] = "nobody/nothing"
+    resp = post(client, review(obj, uid="uid-model-typo"))["response"]
+    assert resp["allowed"] is True  # the annotation decides while exemptions are allowed
+    (kv005,) = [w for w in resp["warnings"] if w.startswith("KV005")]
+    assert "nobody/nothing replaces the model the pod serves" in kv005 and "cannot read" in kv005, kv005
+    assert "KV005" in resp["auditAnnotations"]["rules"]
+
+
 def test_warnings_present_and_bounded(server: Any) -> None:
     _, client, _ = server
     errors, warnings = expected(LWS)
@@ -207,7 +251,7 @@ def test_dry_run_answers_like_a_real_request_and_is_counted_apart(server: Any) -
     "body, needle",
     [
         (b"{not json", "not valid JSON"),
-        (b"[]", "got JSON list"),
+        (b"[]", "got a JSON array"),
         (json.dumps({"apiVersion": "admission.k8s.io/v2", "kind": "AdmissionReview"}).encode(), "apiVersion"),
         (json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}).encode(), "no request"),
         (json.dumps(review({"kind": "Pod"}, uid="")).encode(), "request.uid"),
@@ -223,6 +267,42 @@ def test_malformed_reviews_get_400(server: Any, body: bytes, needle: str) -> Non
     r = client.post("/validate", content=body, headers={"Content-Type": "application/json"})
     assert r.status_code == 400
     assert needle in r.json()["error"]
+    assert client.get("/healthz").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["apiVersion", "kind", "object", "body"],
+)
+def test_a_malformed_review_quotes_a_bounded_head_of_what_it_sent(
+    server: Any, where: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A wrong ``apiVersion`` or ``kind`` of a megabyte (or a body or ``request.object`` that is one long string)
+    (here 200,000 characters) is refused with HTTP 400 naming what came, in an answer and a log line of a few hundred characters: both
+    quoted the value whole (a 1 MB answer and a 1 MB log line per request)."""
+    _, client, _ = server
+    huge = "v" * 200_000  # below the module server's --max-request-bytes (MAX_BYTES)
+    if where == "body":
+        body = json.dumps(huge).encode()
+    else:
+        doc = review(workload_object(B09))
+        if where == "object":
+            doc["request"]["object"] = huge
+        else:
+            doc[where] = huge
+        body = json.dumps(doc).encode()
+    with caplog.at_level(logging.WARNING, logger="kvlint.webhook"):
+        r = client.post("/validate", content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == 400
+    error = r.json()["error"]
+    assert len(r.content) < 1024, len(r.content)
+    assert "'vvvvvvvv" in error and "200,000 characters" in error, error
+    logged = [
+        getattr(rec, "fields", {}).get("error", "")
+        for rec in caplog.records
+        if rec.getMessage() == "bad request"
+    ]
+    assert logged and all(len(text) < 1024 for text in logged), [len(t) for t in logged]
     assert client.get("/healthz").status_code == 200
 
 

@@ -86,8 +86,9 @@ DOKS_GPU_MODEL = "doks.digitalocean.com/gpu-model"
 ACK_GPU_NAME = "aliyun.accelerator/nvidia_name"
 #: Volcengine VKE's GPU-model node label, read with the same spelling **[assumed]**: VKE's value list was not found;
 #: the values real manifests select are GFD's spelling (``NVIDIA-L20``: vllm-project/aibrix
-#: ``samples/heterogeneous/deepseek-coder-7b-l20-deployment.yaml``@e3e10f9e4aeb), and one that is not a full NVML
-#: name (its V100 sample's ``Tesla-V100``) names no GPU.
+#: ``samples/heterogeneous/deepseek-coder-7b-l20-deployment.yaml``@e3e10f9e4aeb), or that spelling without the board
+#: and memory suffix (its V100 sample's ``Tesla-V100``), read as every board of the name, the smallest taken
+#: (:func:`~kvlint.accelerators.registry.gfd_product_family`).
 VKE_GPU_NAME = "machine.cluster.vke.volcengine.com/gpu-name"
 #: Node labels of clouds that name the GPU with GFD's spelling of its NVML name (:data:`GFD_PRODUCT`'s values).
 NVML_NAME_LABELS = (ACK_GPU_NAME, VKE_GPU_NAME)
@@ -290,17 +291,51 @@ def _arch_narrowed(accs: list[Accelerator], labels: Labels) -> tuple[list[Accele
 
 
 def _mig_memory(acc: Accelerator | None, profile: str, labels: Labels) -> tuple[int | None, str]:
-    """MIG slice bytes for ``profile``: GFD's ``nvidia.com/gpu.memory`` (overwritten with the MIG device
-    memory under mig.strategy=single) when present, else the catalogue's MIG table."""
+    """MIG slice bytes for ``profile``: GFD's ``nvidia.com/gpu.memory`` when present, else the catalogue's MIG table.
+
+    Under mig.strategy=single GFD overwrites the label with the MIG device's own memory, NVML's
+    ``memorySizeMB`` of the device's attributes in MiB (NVIDIA k8s-device-plugin ``internal/resource/
+    nvml-mig-device.go`` ``GetAttributes``, ``internal/lm/resource.go`` ``NewMIGResourceLabeler``), the figure
+    ``nvidia-smi mig -lgip`` lists and the catalogue's MIG tables hold. So a label above the whole board's NVML total
+    is no slice's (not read: the table sizes it), and one that differs from the board's own measured table figure for
+    the profile by more than :data:`~kvlint.accelerators.registry.MEMORY_LABEL_TOLERANCE` is not what GFD writes for
+    it: the smaller of the two is taken (conservative), said. A table figure that is no measurement of this board (an
+    ``approximate`` row, the profile name's GB, or another board's row for a GPU outside the catalogue) checks nothing:
+    the label, NVML's own figure, sizes the slice."""
     mib, bad = _gfd_memory(labels)
-    if mib:
-        return mib * cat.MIB, f"MIG {profile}: {mib} MiB from {GFD_MEMORY}"
     prof, note = cat.mig_profile(acc.id if acc else None, profile)
+    if mib and acc is not None and acc.id in cat.catalogue() and mib > cat.nvml_total_mib(acc):
+        bad = (
+            f"{GFD_MEMORY}={mib} MiB is more than the whole {acc.id} ({cat.nvml_total_mib(acc)} MiB): not the MIG "
+            f"{profile} slice's memory, which GFD writes there (the MIG device's memorySizeMB): not read"
+        )
+        mib = None
+    if mib:
+        text = f"MIG {profile}: {mib} MiB from {GFD_MEMORY}"
+        if prof is None or not _measured_mig_row(acc, prof):
+            return mib * cat.MIB, text
+        table = prof.memory_bytes // cat.MIB
+        if abs(mib - table) <= cat.MEMORY_LABEL_TOLERANCE * table:
+            return mib * cat.MIB, text
+        least = min(mib, table)
+        return least * cat.MIB, (
+            f"MIG {profile}: {GFD_MEMORY}={mib} MiB differs from the {table} MiB of a MIG {profile} slice "
+            f"({prof.status}), which GFD writes there: took the smaller, {least} MiB "
+            "(conservative)"
+        )
     note = "; ".join(n for n in (bad, note) if n)
     if prof is None:
         return None, note
-    text = f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.status})"
+    text = f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.provenance})"
     return prof.memory_bytes, f"{text}; {note}" if note else text
+
+
+def _measured_mig_row(acc: Accelerator | None, prof: cat.MigProfile) -> bool:
+    """Whether ``prof`` (:func:`kvlint.accelerators.registry.mig_profile` of ``acc``) is a measurement of ``acc``'s own
+    MIG slice (``nvidia-smi mig -lgip``, an observed or go-nvml mock figure), one a GFD memory label can be checked
+    against: not a row the catalogue approximates from the profile name (``approximate: 47 GB from the profile name``,
+    GB read as 10**9 bytes, several percent off what NVML gives), nor another board's row for a GPU outside the catalogue."""
+    return acc is not None and acc.id in cat.catalogue() and not prof.status.startswith("approximate")
 
 
 def _pick_by_memory(
@@ -356,6 +391,22 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
                 c.alts = boards[1:]
                 names = ", ".join(a.id for a in boards)
                 c.notes.append(f"{key}={v} may be {names}: chose the smallest, {acc.id} (conservative)")
+        vgpu = cat.vgpu_type(v[: -len("-SHARED")] if shared else v) if acc is None and not profile else None
+        if vgpu is not None:
+            c = _vgpu_candidate(c, vgpu, mib, labels)
+            if shared:
+                c.notes.append("-SHARED: time-sliced/MPS GPU")
+            return c
+        if profile and profile.upper() == "INVALID":
+            # GFD's own mark of a MIG layout mig.strategy=single cannot label (lm/mig-strategy.go
+            # newInvalidMigStrategyLabeler): no GPU is advertised there; not a profile, and its memory label 0 is no GPU's
+            c.notes = [
+                f"{v}: GPU feature discovery's mark of a node whose MIG layout mig.strategy=single cannot offer as one "
+                "kind of slice (a MIG-enabled GPU with no MIG device, MIG and whole GPUs together, or several MIG "
+                "profiles; NVIDIA k8s-device-plugin internal/lm/mig-strategy.go), with nvidia.com/gpu.count 0: the "
+                "device plugin offers no nvidia.com/gpu there, so this pod cannot run on such a node"
+            ]
+            return c
         if acc is None:
             if mib and not profile:
                 acc = cat.generic_nvidia(v, mib, _cc(labels))
@@ -428,6 +479,10 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         # GFD's spelling of the NVML name, without GFD's memory label: a name of several boards takes the smallest
         acc, profile, _shared = cat.gfd_product(v)
         boards = cat.gfd_product_candidates(v) if acc is not None and not profile else []
+        if acc is None and not profile:
+            # the NVML name without its board and memory (VKE's ``Tesla-V100``): every board of that name
+            boards = cat.gfd_product_family(v)
+            acc = boards[0] if boards else None
         if profile or acc is None:
             c.notes.append(f"{key}={v} names no GPU in the catalogue (use {ANNOTATION} or --accelerator)")
             return c
@@ -553,6 +608,45 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             c.notes.append("GPU model unknown: memory from the GFD label")
         return c
     return None
+
+
+def _vgpu_candidate(c: _Cand, vgpu: cat.VgpuType, mib: int | None, labels: Labels) -> _Cand:
+    """``c`` (a GFD ``nvidia.com/gpu.product`` candidate) for a node that is a vGPU guest, its product the vGPU type
+    (:func:`kvlint.accelerators.registry.vgpu_type`: ``NVIDIA-A40-48Q``): the engine's device is the type's frame
+    buffer, not the board's memory. GFD labels the guest's NVML device, whose name and memory are the type's ("GPU :
+    NVIDIA A40-48Q", 49152 MiB: https://github.com/vllm-project/vllm/issues/11230), so ``nvidia.com/gpu.memory`` (when
+    given and smaller) or the name's frame buffer, less the guest reserve (:func:`vgpu_guest_reserve_mib`), is
+    sized; on the catalogue board the type names (its compute capability), else on a generic NVIDIA GPU of that
+    memory (compute capability from GFD's ``nvidia.com/gpu.compute.major``/``minor``, when given)."""
+    fb = vgpu.frame_buffer_mib
+    said = f"the frame buffer its name gives, {fb} MiB"
+    if mib and mib < fb:
+        fb, said = mib, f"{GFD_MEMORY}={mib} MiB, under the {vgpu.frame_buffer_mib} MiB its name gives"
+    reserved, how_reserved = vgpu_guest_reserve_mib()
+    if vgpu.exceeds is not None:
+        # a share of one board cannot be larger than the board: a mistyped or made-up name, not a GPU to size
+        big = vgpu.exceeds
+        c.notes.append(
+            f"{c.value} names a vGPU type {vgpu.name} of {vgpu.frame_buffer_mib} MiB, more than any {vgpu.board} "
+            f"kvlint knows ({big.id}, {cat.nominal_memory_mib(big) or cat.nvml_total_mib(big)} MiB): a vGPU's frame "
+            "buffer is a share of one board's memory, so this is no vGPU type of that board; not sized"
+        )
+        return c
+    if vgpu.accelerator is None:
+        c.acc = cat.generic_nvidia(c.value, fb, _cc(labels))
+        c.notes.append(
+            f"{c.value}: a vGPU guest's GPU, the vGPU type {vgpu.name}, whose board ({vgpu.board}) kvlint does not "
+            f"read as a catalogue GPU; sized on {said}"
+        )
+        return c
+    c.acc = vgpu.accelerator
+    c.label_bytes = max(fb - reserved, 0) * cat.MIB
+    c.share = f"{vgpu.name} vGPU"
+    c.notes.append(
+        f"{c.value}: a vGPU guest's GPU, the vGPU type {vgpu.name} of {vgpu.accelerator.id}: sized on {said}, less "
+        f"{reserved} MiB ({how_reserved}), not the bare-metal board's memory"
+    )
+    return c
 
 
 def _uncount(labels: Labels) -> Labels:
@@ -843,7 +937,7 @@ class _PodScheduling:
     terms: list[list[_Expr]]
     label_sets: list[Labels]
     partition: str | None
-    sharing: tuple[bool, int | None, str]
+    sharing: tuple[bool, int | None, str, str | None]
     decisions: dict[int, tuple[Site | None, _Decision | None]] = field(default_factory=dict)
     #: :func:`_why_undecided` of :attr:`label_sets`, once read (:meth:`why_undecided`)
     why: tuple[str, ...] | None = None
@@ -1131,18 +1225,30 @@ def _gpu_resource(container: Mapping[str, Any]) -> tuple[str | None, int | None,
     return None, None, None
 
 
-def _sharing(label_sets: list[Labels]) -> tuple[bool, int | None, str]:
-    """Sharing declared by node labels: GKE time-sharing/MPS, GFD sharing-strategy / replicas."""
-    shared, sharers, notes = False, None, []
+#: GFD's sharing-strategy label: ``none``, ``time-slicing`` or ``mps`` (NVIDIA k8s-device-plugin ``README.md``,
+#: "Catalog of Labels", ``nvidia.com/gpu.sharing-strategy``)
+GFD_SHARING = "nvidia.com/gpu.sharing-strategy"
+#: The sharing strategies the labels name, as :attr:`kvlint.types.Placement.sharing_strategy` gives them: GFD's words,
+#: and GKE's (``cloud.google.com/gke-gpu-sharing-strategy``: ``time-sharing`` or ``mps``, GKE docs "Share GPUs with
+#: multiple workloads using GPU time-sharing" / "... NVIDIA MPS"), GKE's time-sharing being CUDA time-slicing
+_SHARING_STRATEGIES = {"time-slicing": "time-slicing", "time-sharing": "time-slicing", "mps": "mps"}
+
+
+def _sharing(label_sets: list[Labels]) -> tuple[bool, int | None, str, str | None]:
+    """Sharing declared by node labels: GKE time-sharing/MPS, GFD sharing-strategy / replicas. Returns (shared, how
+    many pods share one GPU when a label says, a note, the strategy: ``time-slicing``, ``mps`` or None when no label
+    names one kvlint knows, :data:`_SHARING_STRATEGIES`)."""
+    shared, sharers, notes, named = False, None, [], None
     for labels in label_sets:
-        strategy = _first(labels, GKE_SHARING) or _first(labels, "nvidia.com/gpu.sharing-strategy")
+        strategy = _first(labels, GKE_SHARING) or _first(labels, GFD_SHARING)
         if strategy and strategy.lower() not in ("none", ""):
             shared = True
             notes.append(f"shared GPU ({strategy})")
+            named = named or _SHARING_STRATEGIES.get(strategy.strip().lower())
         n = _as_int(_first(labels, GKE_MAX_SHARED)) or _as_int(_first(labels, "nvidia.com/gpu.replicas"))
         if n and n > 1:
             shared, sharers = True, n
-    return shared, sharers, "; ".join(dict.fromkeys(notes))
+    return shared, sharers, "; ".join(dict.fromkeys(notes)), named
 
 
 #: A placement's ``how`` when nothing decided the accelerator; the reasons follow in parentheses
@@ -1206,6 +1312,13 @@ def _why_undecided(
                             f"{key}={it.name} is a share of one {it.accelerator.id} of unknown size ({it.note}): "
                             f"not planned on the whole GPU; give its memory with --gpu-memory"
                         )
+                    elif it is not None and it.accelerator is None and it.gpus and it.note:
+                        # a GPU instance type of the cloud's table whose GPU the catalogue does not hold (EC2's
+                        # p6-b300: 8 B300): not "not a GPU instance type", which sends the user looking elsewhere
+                        notes.append(
+                            f"{key}={v} is an instance type of {it.gpus} GPU{'s' if it.gpus > 1 else ''} kvlint "
+                            f"cannot size ({it.note}): name the GPU with {ANNOTATION} or its memory with --gpu-memory"
+                        )
                     else:
                         notes.append(f"{key}={v} is not a GPU instance type in the catalogue")
             elif key == GFD_FAMILY:
@@ -1245,8 +1358,8 @@ def _why_undecided(
                         continue
                     notes.append(
                         f"label {key}={name} selects its nodes by the {kind} {name}, and no {kind} of that name "
-                        f"among the inputs names a GPU: name its file with the workload's to kvlint check, or set "
-                        f"{ANNOTATION}"
+                        f"that kvlint read among the inputs names a GPU: name its file with the workload's to kvlint "
+                        f"check, or set {ANNOTATION}"
                     )
             elif key in _COUNT_KEYS:
                 # a count kvlint reads (KV410: :func:`node_gpu_capacity`), but not which GPU
@@ -1464,6 +1577,8 @@ def node_class_accelerator(
         f"{how or f'nodeSelector {selector}={name}'}: the {kind} {name} among the inputs gives its nodes "
         f"{d.how}{notes}",
         d.loc,
+        # the other GPUs its nodes may carry stay candidates, as a pod's own machine-family label keeps them
+        tuple(a.id for a in d.candidates),
     )
 
 
@@ -1836,7 +1951,7 @@ def _finish(
     gpus_loc: Loc | None,
     gslice: GpuSlice | None,
     partition: str | None,
-    sharing: tuple[bool, int | None, str],
+    sharing: tuple[bool, int | None, str, str | None],
     why_undecided: Callable[[], list[str]],
     amd_partition: str | None = None,
     undecided_why: str | None,
@@ -1931,7 +2046,9 @@ def _finish(
             if prof is not None:
                 mig_bytes = prof.memory_bytes
                 mig_profile = profile
-                notes.append(f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.status})")
+                notes.append(
+                    f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.provenance})"
+                )
             if note:
                 notes.append(note)
             if prof is None and acc is not None and acc.vendor == "nvidia" and not gpu_memory_bytes:
@@ -1968,7 +2085,7 @@ def _finish(
             notes.append(note)
         if mig_bytes:
             device_share = f"{part_mode.split('_', 1)[0].upper()} partition"
-    shared, sharers, share_note = sharing
+    shared, sharers, share_note, strategy = sharing
     shared = shared or decision.shared or resource == NVIDIA_GPU_SHARED
     if share_note:
         notes.append(share_note)
@@ -1996,6 +2113,7 @@ def _finish(
         resource=resource,
         shared=shared,
         max_sharers=sharers,
+        sharing_strategy=strategy,
         memory_bytes_override=override_bytes,
         candidates=tuple(candidates) if acc is not None else (),
         gpu_slice=gslice if not mig_bytes else None,
@@ -2022,7 +2140,7 @@ class NodeFacts:
 
     decision: _Decision | None
     partition: str | None
-    sharing: tuple[bool, int | None, str]
+    sharing: tuple[bool, int | None, str, str | None]
     why: tuple[str, ...]
     amd_partition: str | None = None
 
@@ -2100,7 +2218,10 @@ def _own_decision(
     if node_class is not None:
         acc = lookup(node_class.accelerator)
         if acc is not None:
-            return _Decision(acc, node_class.source, node_class.loc)
+            others = [a for ref in node_class.candidates if (a := lookup(ref)) is not None]
+            return _Decision(
+                acc, node_class.source, node_class.loc, candidates=others if len(others) > 1 else []
+            )
     return None
 
 

@@ -98,6 +98,27 @@ class MigProfile:
     status: str
     source: str
 
+    @property
+    def provenance(self) -> str:
+        """Where :attr:`memory_bytes` comes from, in words a KV501 note prints after the figure: ``status`` is the
+        catalogue builder's code (``kvlint/accelerators/_build_catalogue.py`` ``_profile_memory``: ``mock (MiB)``,
+        ``observed (MiB)``, ``nvidia-smi mig -lgip GiB``, ``nvidia-smi mig -lgip, driver-dependent [a, b] GiB:
+        minimum``, ``approximate: N GB from the profile name (no measurement)``, each maybe followed by ``; <note>``),
+        which printed as it is read "40192 MiB per slice (mock (MiB))"."""
+        head, _, rest = self.status.partition("; ")
+        if head.startswith("mock"):
+            words = "a go-nvml mock figure, not a measurement"
+        elif head.startswith("observed"):
+            words = "an observed figure"
+        elif head.startswith("nvidia-smi mig -lgip, driver-dependent"):
+            figures = head[head.find("[") : head.find("]") + 1]
+            words = f"the smallest of the nvidia-smi mig -lgip figures {figures} GiB that drivers list"
+        elif head.startswith("nvidia-smi mig -lgip"):
+            words = "listed by nvidia-smi mig -lgip"
+        else:
+            words = head
+        return f"{words}; {rest}" if rest else words
+
 
 class _Catalogue:
     """Parsed ``accelerators.json`` with lookup indexes (internal; use the module functions)."""
@@ -380,6 +401,83 @@ def gfd_product(value: str) -> tuple[Accelerator | None, str | None, bool]:
     return (_cat().accelerators[gid] if gid else None), profile, shared
 
 
+#: A vGPU type's name as a guest's NVML gives it, in GFD's spelling (spaces to ``-``): ``GRID-T4-16Q``,
+#: ``NVIDIA-A40-48Q``, a MIG-backed type ``NVIDIA-A100-3-20C``. NVIDIA names a vGPU type ``<board>-<frame buffer in
+#: GB><series>`` (series ``A``, ``B``, ``C``, ``Q``; a MIG-backed type's GPU instance slices before the frame buffer):
+#: NVIDIA Virtual GPU Software User Guide, "Virtual GPU Types for Supported GPUs"
+#: (https://docs.nvidia.com/vgpu/latest/grid-vgpu-user-guide/index.html#virtual-gpu-types-grid); older guest drivers
+#: prefix ``GRID``, later ones ``NVIDIA`` ("GPU : NVIDIA A40-48Q", https://github.com/vllm-project/vllm/issues/11230).
+#: ASCII only: under IGNORECASE alone ``[A-Z]`` also matches the long s and the Kelvin sign (``NVIDIA-ſ4-16Q`` read as
+#: a type ``S4-16Q``, a name no driver gives)
+_VGPU_TYPE = re.compile(
+    r"(?:GRID|NVIDIA)-([A-Z][A-Z0-9]{0,15})-(?:([1-8])-)?([1-9][0-9]{0,2})([ABCQ])", re.IGNORECASE | re.ASCII
+)
+
+
+@dataclass(frozen=True)
+class VgpuType:
+    """A vGPU type a GFD ``nvidia.com/gpu.product`` value names (:func:`vgpu_type`).
+
+    Attributes:
+        name: the type (``A40-48Q``); ``board`` its board part (``A40``).
+        frame_buffer_mib: the type's frame buffer in MiB, its name's GB x 1024 (NVIDIA's type tables give
+            ``A40-48Q`` 49152 MB; a guest's nvidia-smi shows 49152 MiB total).
+        accelerator: the catalogue board the type runs on, when the board part names one whose stated memory
+            holds the frame buffer (``A100-80C`` is not a type of the catalogue's ``a100`` alias, the 40 GB board);
+            None otherwise.
+        exceeds: when the board part names catalogue NVIDIA GPUs and none of them holds the frame buffer
+            (``GRID-T4-999Q``: 999 GB on a 16 GB T4), the largest of them; such a name is no vGPU type of that
+            board (a vGPU's frame buffer is a share of one physical GPU's memory, NVIDIA's type tables), and is not
+            sized. None otherwise.
+    """
+
+    name: str
+    board: str
+    frame_buffer_mib: int
+    accelerator: Accelerator | None
+    exceeds: Accelerator | None = None
+
+
+def _stated_mib(acc: Accelerator) -> int:
+    """A board's memory as :func:`vgpu_type` compares a frame buffer with it: :func:`nominal_memory_mib`, else its NVML
+    total (MiB)."""
+    return nominal_memory_mib(acc) or nvml_total_mib(acc)
+
+
+def _boards_named(board: str) -> list[Accelerator]:
+    """The catalogue NVIDIA GPUs whose name has ``board`` as one of its words (``A100``: the A100 40GB and 80GB
+    boards, not the A100X; ``L40``: not the L40S), case-insensitive."""
+    word = board.lower()
+    return [
+        a
+        for a in _cat().accelerators.values()
+        if a.vendor == "nvidia" and word in re.split(r"[^a-z0-9]+", a.name.lower())
+    ]
+
+
+def vgpu_type(value: str) -> VgpuType | None:
+    """The vGPU type a GFD ``nvidia.com/gpu.product`` value (``-SHARED`` removed) names in a vGPU guest
+    (:data:`_VGPU_TYPE`: ``GRID-T4-16Q``, ``NVIDIA-A40-48Q``), or None when it is not such a name. The board is
+    looked up as :func:`lookup` reads a short name (``T4``, ``A40``, ``L40S``) and kept only when its stated memory
+    (:func:`nominal_memory_mib`, else its NVML total) is at least the frame buffer; a frame buffer above every
+    catalogue board of that name is flagged (:attr:`VgpuType.exceeds`)."""
+    m = _VGPU_TYPE.fullmatch(str(value).strip())
+    if m is None:
+        return None
+    board, slices, gb, series = m.groups()
+    fb = int(gb) * 1024
+    acc = lookup(board)
+    exceeds = None
+    if acc is not None and acc.vendor == "nvidia" and _stated_mib(acc) < fb:
+        named = _boards_named(board) or [acc]
+        if all(_stated_mib(a) < fb for a in named):
+            exceeds = max(named, key=_stated_mib)
+    if acc is not None and (acc.vendor != "nvidia" or _stated_mib(acc) < fb):
+        acc = None
+    name = f"{board.upper()}-{slices + '-' if slices else ''}{gb}{series.upper()}"
+    return VgpuType(name, board.upper(), fb, acc, exceeds)
+
+
 def gfd_product_candidates(value: str) -> list[Accelerator]:
     """Every catalogue GPU a GFD ``nvidia.com/gpu.product`` value may stand for, smallest memory first.
 
@@ -395,6 +493,26 @@ def gfd_product_candidates(value: str) -> list[Accelerator]:
         v = v[: mig[0]] + v[mig[1] :]
     ids = _cat().gfd_ids.get(_gfd_key(v))
     return [_cat().accelerators[i] for i in ids] if ids else [acc]
+
+
+#: What an NVML name adds after the GPU's model to name one board: its form factor and its memory (``-SXM2-16GB``,
+#: ``-PCIE-40GB``, ``-80GB-PCIE``, ``-80GB-HBM3``), as GFD's ``nvidia.com/gpu.product`` values spell them.
+_BOARD_SUFFIX = re.compile(r"(?:-(?:sxm\d*|pcie|nvl|fhhl|hbm\d*e?|\d+gb))+")
+
+
+def gfd_product_family(value: str) -> list[Accelerator]:
+    """Every catalogue GPU whose GFD ``nvidia.com/gpu.product`` value is ``value`` and a board suffix
+    (:data:`_BOARD_SUFFIX`: ``Tesla-V100``: ``Tesla-V100-SXM2-16GB`` and ``Tesla-V100-SXM2-32GB``, not
+    ``Tesla-V100S-PCIE-32GB``; ``Tesla`` alone names no one GPU model), smallest memory first;
+    for a cloud's GPU-name label whose value is an NVML name without its board and memory suffix
+    (:data:`kvlint.accelerators.placement.NVML_NAME_LABELS`). Empty when none does, or when ``value`` is a full
+    product value (:func:`gfd_product` reads it)."""
+    key = _gfd_key(value)
+    if not key or key in _cat().gfd:
+        return []
+    cat = _cat()
+    ids = {gid for k, gid in cat.gfd.items() if k.startswith(key) and _BOARD_SUFFIX.fullmatch(k[len(key) :])}
+    return sorted((cat.accelerators[i] for i in ids), key=lambda a: (a.memory_bytes, a.id))
 
 
 def gke_accelerator(value: str) -> tuple[Accelerator | None, str, bool]:

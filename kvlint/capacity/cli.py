@@ -383,7 +383,11 @@ def simulate(command: tuple[str, ...], **kw: Any) -> None:
         load_trace,
         parse_length_dist,
     )
+    from kvlint.cli import _manifest_word
 
+    manifest = _manifest_word(command, "simulate")
+    if manifest is not None:
+        raise click.UsageError(manifest)
     if not kw["accelerator"] and not kw["gpu_memory"]:
         raise click.UsageError(
             "simulate needs a GPU to plan on: --accelerator ID (`kvlint accelerators` lists them) or "

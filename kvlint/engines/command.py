@@ -53,7 +53,13 @@ from kvlint.engines.images import (
     unreleased_tag,
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
-from kvlint.engines.options import arguments_not_all_read, chart_provenance, prefixed
+from kvlint.engines.options import (
+    arguments_not_all_read,
+    bare_expansion,
+    chart_provenance,
+    launched_from_env,
+    prefixed,
+)
 from kvlint.engines.pip_options import PIP_SHORT_VALUED, PIP_VALUED
 from kvlint.engines.requirements import (
     Pin,
@@ -332,6 +338,27 @@ def env_unknown(
         if not configmap_env(configmaps, ref["name"], "", namespace):
             names.add("*")  # not among the inputs (or empty)
             break
+    return frozenset(names)
+
+
+def _env_maybe_set(
+    container: Mapping,
+    env: Mapping[str, str],
+    configmaps: Mapping[tuple[str | None, str], LDict] | None,
+    namespace: str | None,
+) -> frozenset[str]:
+    """The variables an engine command's words that no shell reading gave (a container's ``args`` passed to an
+    image ENTRYPOINT kvlint does not know) may take words from, for a bare ``$ARGS`` among them
+    (:func:`kvlint.engines.options.bare_expansion_unread`): every name the container's environment defines, with a
+    value kvlint read (:func:`container_env`, ``envFrom`` ConfigMaps among the inputs included) or not
+    (:func:`env_unknown`: ``*`` for an ``envFrom`` it did not read). An ``envFrom`` whose ConfigMaps kvlint read
+    defines only their keys."""
+    names = set(env) | set(env_unknown(container, env, configmaps, namespace))
+    entries = container.get("env") if isinstance(container, Mapping) else None
+    for e in entries if isinstance(entries, list) else []:
+        name = e.get("name") if isinstance(e, Mapping) else None
+        if isinstance(name, str):
+            names.add(name)
     return frozenset(names)
 
 
@@ -1021,9 +1048,11 @@ class _Found:
     #: why the command gets words besides :attr:`argv` that kvlint cannot see (a wrapper of
     #: :data:`kvlint.engines.shell.APPENDING_WRAPPERS` before it: ``xargs``), else ""
     appends: str = ""
-    #: the variables of bare ``$ARGS`` words of :attr:`argv` that the script set to a value kvlint does not read
-    #: (:attr:`kvlint.engines.shell.ShellCommand.unknown_names`)
-    script_unknown: frozenset[str] = frozenset()
+    #: the variables the command's unresolved words reference that may hold words kvlint cannot see
+    #: (:attr:`kvlint.engines.shell.ShellCommand.maybe_set`: set by the script to a value kvlint does not read, or by
+    #: the container's env from a source it did not read; ``*`` any name); for words the shell reader did not give,
+    #: the container's env (:func:`_env_maybe_set`) when a bare ``$ARGS`` is among them, else None
+    maybe_set: frozenset[str] | None = None
     #: a ``<...>`` placeholder to fill in by hand among the script's engine words, which the shell reads as
     #: redirections (:attr:`kvlint.engines.shell.ShellCommand.fill_in`); "" when none
     fill_in: str = ""
@@ -1178,6 +1207,73 @@ def _serves_no_model(texts: Sequence[str]) -> bool:
     return False
 
 
+#: What each engine is called in a note (:func:`request_proxy_note`).
+_ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI"}
+#: What each no-model module is, in a note (:func:`request_proxy_note`), by the prefix of its module name.
+_NO_MODEL_WHAT = {
+    "dynamo.frontend": "NVIDIA Dynamo's frontend, the HTTP server that routes requests to the workers,",
+    "dynamo.router": "NVIDIA Dynamo's router",
+    "dynamo.planner": "NVIDIA Dynamo's planner, which scales the workers from their metrics,",
+    "planner_sla": "NVIDIA Dynamo's SLA planner, which scales the workers from their metrics,",
+    "sglang_router.launch_router": "the SGLang router sglang_router.launch_router",
+}
+
+
+def request_proxy_note(container: Mapping, kind: str) -> Finding | None:
+    """A KV503 info for a container :func:`parse_container` set aside (returned None for) as a component that
+    loads no model and that requests no GPU: one of vLLM's disaggregated-prefill request proxies run as a script
+    (:data:`_NO_MODEL_SCRIPTS`), a serving stack's router, frontend or planner module (:data:`_NO_MODEL_MODULES`),
+    or an image named as an engine's proxy (:func:`kvlint.engines.images.proxy_image_engine`,
+    ``ghcr.io/acme/vllm-proxy``). The note says what was seen, that nothing is sized, and that a GPU request makes
+    kvlint read the container as the engine (:func:`_requests_gpu`). ``kind``: the workload's kind, for the
+    wording. None for any other container (one requesting a GPU was read as an engine, or got KV503's
+    :data:`PROXY_ONLY`). Never raises; the caller says it only when no container of the object serves a model."""
+    try:
+        if not isinstance(container, Mapping) or _requests_gpu(container):
+            return None
+        words: list[str] = []
+        for key in ("command", "args"):
+            seq = container.get(key)
+            for item in [seq] if isinstance(seq, str) else seq if isinstance(seq, list) else []:
+                if isinstance(item, str) and len(words) < _MAX_PROXY_WORDS:
+                    words.extend(item[: 16 * _MAX_PROXY_WORDS].split())
+        what = None
+        for i, word in enumerate(words[:_MAX_PROXY_WORDS]):
+            if _base(word) in _NO_MODEL_SCRIPTS:
+                what = f"vLLM's disaggregated-prefill request proxy {_base(word)}"
+            elif word == "-m" and i + 1 < len(words) and words[i + 1].startswith(_NO_MODEL_MODULES):
+                module = words[i + 1]
+                what = next(v for k, v in _NO_MODEL_WHAT.items() if module.startswith(k))
+            if what is not None:
+                break
+        image = str(container.get("image") or "")
+        at = loc_of(container, "command") or loc_of(container, "args")
+        if what is None:
+            engine = proxy_image_engine(image)
+            if engine is None:
+                return None
+            what = f"the image {clip(image, 120)}, named as a {_ENGINE_NAMES[engine]} request proxy"
+            at = loc_of(container, "image")
+        name = container.get("name")
+        who = f"container {name}" if isinstance(name, str) and name else "its container"
+        return Finding(
+            "KV503",
+            f"nothing in this {kind} is sized: {who} runs {what}, which loads no model and requests no GPU, and no "
+            "other container of the object runs vLLM, SGLang or TGI",
+            at or getattr(container, "loc", None),
+            fix="lint the manifests of the engines it forwards to as well (kvlint check on their files); if this "
+            "container does serve a model, give it its GPU request (resources.limits nvidia.com/gpu) and kvlint "
+            "reads it as the engine",
+            severity="info",
+        )
+    except Exception:  # a shape no reader expected: no note, as before
+        return None
+
+
+#: Words of a container's command and args :func:`request_proxy_note` looks at (a script's first ones).
+_MAX_PROXY_WORDS = 4096
+
+
 def _join_of(texts: Sequence[str]) -> str | None:
     """How ``texts`` joins a multi-node leader, or None: ``ray start --address ...`` (no ``--head``), vLLM's
     ``multi-node-serving.sh worker``, a Ray start script run as ``worker`` (the LeaderWorkerSet example's
@@ -1290,7 +1386,7 @@ def _scan_shell(
             argv.append(_Item(text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
         found = _Found(engine, argv, pos_model, _in_their_file(program, argv), grpc=_runs_grpc(texts, start))
         found.appends = getattr(words, "appends", None) or ""
-        found.script_unknown = getattr(words, "unknown_names", frozenset())
+        found.maybe_set = getattr(words, "maybe_set", frozenset())
         found.fill_in = getattr(words, "fill_in", "")
         environ = getattr(words, "environ", None)
         if environ is not None:
@@ -2699,7 +2795,7 @@ def _dispatch(
         # NVIDIA Dynamo's worker hands the arguments it does not know to the engine's parser (_as_dynamo_worker)
         engine = _DYNAMO[found.engine]
         cfg = _dispatch(
-            _Found(engine, found.argv, False, found.loc, found.exec_form),
+            _Found(engine, found.argv, False, found.loc, found.exec_form, maybe_set=found.maybe_set),
             container=container,
             image=image,
             env=env,
@@ -2723,12 +2819,12 @@ def _dispatch(
         locs = [locs[i] if i is not None else anchor for _, i in mapped]
         sources = [sources[i] if i is not None else "arg" for _, i in mapped]
         # a KServe release tag names the vLLM its image carries (images.KSERVE_HF_VLLM); other tags say nothing
-        found = _Found("vllm", found.argv, False, found.loc, found.exec_form)
+        found = _Found("vllm", found.argv, False, found.loc, found.exec_form, maybe_set=found.maybe_set)
     else:
         server_args = ()
     kaito = found.engine == KAITO_VLLM
     if kaito:
-        found = _Found("vllm", found.argv, False, found.loc, found.exec_form)
+        found = _Found("vllm", found.argv, False, found.loc, found.exec_form, maybe_set=found.maybe_set)
     # a release the container's script installs is the one it runs: pip replaces the engine the image carried
     # (an engine release image's included: its tag then names a release that no longer runs), and so does a
     # RayService's runtime_env.pip pin, which Ray installs over the image (parse_container's installed_release)
@@ -2753,7 +2849,7 @@ def _dispatch(
             runtime_template=runtime_template,
             exec_form=found.exec_form,
             grpc=found.grpc,
-            script_unknown=given.script_unknown,
+            maybe_set=found.maybe_set,
         )
         cfg.exec_form = found.exec_form
         if found.loc is not None:
@@ -2800,7 +2896,7 @@ def _dispatch(
             sources=sources,
             runtime_template=runtime_template,
             exec_form=found.exec_form,
-            script_unknown=found.script_unknown,
+            maybe_set=found.maybe_set,
         )
         tgi.exec_form = found.exec_form
         if found.appends:
@@ -2821,7 +2917,7 @@ def _dispatch(
         config_key_option=dynamo,
         serve_cli=found.positional_model,
         exec_form=found.exec_form,
-        script_unknown=found.script_unknown,
+        maybe_set=found.maybe_set,
     )
     sgl.exec_form = found.exec_form
     if found.appends:
@@ -2928,6 +3024,7 @@ def parse_container(
     runtime_template: bool = False,
     kuberay: bool = False,
     installed_release: str | None = None,
+    from_env: bool = True,
 ) -> ServingConfig | None:
     """Read the serving engine a Kubernetes container runs, with the options unknown to a release only guessed at
     warned about, not refused (:func:`_guessed_release`).
@@ -2954,6 +3051,10 @@ def parse_container(
             ``--engine-version``, as a ``pip install vllm==X`` in the container's script does (README "Which
             engine release a container is read with"). A pin of the script itself (none in the containers kvlint
             writes for a RayService) is kept.
+        from_env: a command the manifest does not hold (a custom image's entrypoint, a script of the image) may be
+            read from the container's env when the env names the model (:func:`env_launch`, **[assumed]**, said by
+            a KV503 warning: :func:`kvlint.engines.options.launched_from_env`); False for a worker node of a
+            multi-node engine, whose script joins its leader's engine rather than starting one.
 
     Returns:
         None when the container is not a vLLM/TGI/SGLang engine (sidecars, proxies, routers, Ollama ...).
@@ -3075,6 +3176,15 @@ def parse_container(
             # says it): it takes the place of a script's pip pin, before the image (_dispatch)
             found.installed = installed_release
         own, own_locs = wrapped_env(upto)
+        if (
+            found.maybe_set is None
+            and not found.exec_form
+            and any(bare_expansion(it.text) for it in found.argv)
+        ):
+            # words no shell reading gave, a bare $ARGS among them (the engine parsers judge it only then): it may
+            # hold words when the container declares it (looked up only for such a word: no ConfigMap listing
+            # for every container)
+            found.maybe_set = _env_maybe_set(container, env, configmaps, namespace)
         if found.script_env is not None:
             # the script's engine command runs with the environment the script gives it
             own_locs = {
@@ -3317,6 +3427,51 @@ def parse_container(
             else "make the ConfigMap hold the script as a string under the key the volume mounts (the container cannot start "
             "without the file); kvlint then reads the engine command in it"
         )
+    if (
+        fix is None
+        and cm_fix is None
+        and from_env
+        and engine in _ENV_OPTIONS
+        and (not items or reason.startswith(_RUNS_SCRIPT))
+    ):
+        # a custom image's entrypoint (or a script of the image) starting the engine from the env it is given
+        launch = env_launch(engine, env, env_locs)
+        if launch is None:
+            from kvlint.workloads.configmaps import env_problems
+
+            # an env the model may be named in that kvlint could not read: the ConfigMap to pass along
+            unread = [
+                why
+                for var, why in env_problems(container, configmaps or {}, namespace)
+                if var is None or var in _ENV_MODEL
+            ]
+            if unread:
+                reason += (
+                    f"; the env its entrypoint may take the model from ({', '.join(_ENV_MODEL[:4])} ...) is not all "
+                    f"read: {'; '.join(unread[:3])}"
+                )
+                return _kv503(
+                    engine,
+                    container,
+                    image,
+                    version,
+                    env,
+                    "engine command cannot be read: " + reason,
+                    _unread_loc(container, items, first_loc),
+                    "pass the ConfigMap with the workload (kvlint check DEPLOYMENT.yaml CONFIGMAP.yaml): when its "
+                    "env names the model, kvlint reads the engine command from the env; or run the engine directly "
+                    f"({_DIRECT_COMMAND.get(engine, _DIRECT_COMMAND['vllm'])})",
+                )
+        if launch is not None:
+            argv, names = launch
+            where = _unread_loc(container, items, first_loc)
+            cfg = dispatch(_Found(engine, argv, False, where, True, maybe_set=frozenset()))
+            if cfg is not None:
+                # (the words shown as written: a path or hub id, numbers, dtype names need no quoting)
+                starter = "vllm serve" if engine == "vllm" else "python3 -m sglang.launch_server"
+                shown = starter + " " + " ".join(it.text for it in argv)
+                launched_from_env(cfg, reason, clip(shown, 200), names, where, _gpu_count(container))
+                return cfg
     return _kv503(
         engine,
         container,
@@ -3327,6 +3482,101 @@ def parse_container(
         _unread_loc(container, items, first_loc),
         cm_fix or fix,
     )
+
+
+#: The start of :func:`_reason_for`'s reason for a container that runs a script
+_RUNS_SCRIPT = "the container runs the script "
+
+#: The env variables a custom image's entrypoint is commonly given the model in, in the order read: the first that
+#: holds a hub id (``org/name``) or an absolute path is the model (:func:`env_launch`)
+_ENV_MODEL = ("MODEL_ID", "MODEL_PATH", "MODEL", "MODEL_NAME", "BASE_MODEL", "HF_MODEL_ID", "MODEL_REPO")
+#: The engine settings :func:`env_launch` reads from env variables named after them (``MAX_MODEL_LEN``, or with the
+#: engine's prefix ``VLLM_MAX_MODEL_LEN``): the model's context, the memory fraction, the GPU layout, the batch and
+#: the dtypes, which size the memory plan. No variable of these names is one the engine itself reads (vLLM's
+#: ``vllm/envs.py``, SGLang's ``python/sglang/srt/environ.py``).
+_ENV_OPTIONS = {
+    "vllm": (
+        "max_model_len",
+        "gpu_memory_utilization",
+        "tensor_parallel_size",
+        "pipeline_parallel_size",
+        "max_num_seqs",
+        "max_num_batched_tokens",
+        "dtype",
+        "quantization",
+        "kv_cache_dtype",
+    ),
+    "sglang": (
+        "context_length",
+        "mem_fraction_static",
+        "tp_size",
+        "pp_size",
+        "dp_size",
+        "max_running_requests",
+        "dtype",
+        "quantization",
+        "kv_cache_dtype",
+    ),
+}
+_ENV_PREFIX = {"vllm": "VLLM_", "sglang": "SGLANG_"}
+#: A hub id (``org/name``) or an absolute path, as an env variable names a model
+_ENV_MODEL_RE = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+|/\S*")
+
+
+def env_launch(
+    engine: str, env: Mapping[str, str], env_locs: Mapping[str, Loc | None]
+) -> tuple[list[_Item], list[str]] | None:
+    """The engine command a custom image's entrypoint would start from the container's env, when the env names the
+    model: the first of :data:`_ENV_MODEL` that holds a hub id or an absolute path as ``--model`` (vLLM) or
+    ``--model-path`` (SGLang), then ``--OPTION VALUE`` for each variable named after one of :data:`_ENV_OPTIONS`
+    (with or without the engine's prefix; the first of two naming one option), each word at its variable's value.
+    Returns the words and the names of the variables read, else None (no model named, or a value kvlint did not
+    resolve). Linear in the env."""
+    from kvlint.engines.shell import unresolved
+
+    model_var = next(
+        (
+            n
+            for n in _ENV_MODEL
+            if _ENV_MODEL_RE.fullmatch(env.get(n, "").strip()) and not unresolved(env.get(n, ""))
+        ),
+        None,
+    )
+    if model_var is None:
+        return None
+    loc = env_locs.get(model_var)
+    argv = [
+        _Item("--model" if engine == "vllm" else "--model-path", loc, "env"),
+        _Item(env[model_var].strip(), loc, "env"),
+    ]
+    names = [model_var]
+    seen: set[str] = set()
+    prefix = _ENV_PREFIX.get(engine, "")
+    options = _ENV_OPTIONS.get(engine, ())
+    for name, value in env.items():
+        dest = (name[len(prefix) :] if prefix and name.startswith(prefix) else name).lower()
+        if dest not in options or dest in seen or not value.strip() or unresolved(value):
+            continue
+        seen.add(dest)
+        loc = env_locs.get(name)
+        argv += [_Item("--" + dest.replace("_", "-"), loc, "env"), _Item(value.strip(), loc, "env")]
+        names.append(name)
+    return argv, names
+
+
+def _gpu_count(container: Mapping) -> int | None:
+    """The GPUs ``container`` requests when it names one GPU resource (:func:`kvlint.gpu_resources.is_gpu_resource`)
+    with a whole count in ``limits`` (else ``requests``), else None."""
+    res = container.get("resources")
+    if not isinstance(res, Mapping):
+        return None
+    for section in ("limits", "requests"):
+        block = res.get(section)
+        if isinstance(block, Mapping):
+            counts = [digits(str(v).strip()) for k, v in block.items() if is_gpu_resource(str(k))]
+            if counts:
+                return counts[0] if len(counts) == 1 else None
+    return None
 
 
 def _unread_loc(container: LDict, items: Sequence[_Item], first_loc: Loc | None) -> Loc | None:

@@ -1125,6 +1125,32 @@ def rocm_build_target(image: str) -> tuple[str, str] | None:
     return (_SGLANG_ROCM_TARGET[m.group(1)], m.group(1)) if m else None
 
 
+#: AMD's ROCm builds of vLLM (``rocm/vllm``, nightly ``rocm/vllm-dev``) whose tag names the Instinct family the image is
+#: built and tuned for: ``rocm/vllm:rocm6.2_mi300_ubuntu20.04_py3.9_vllm_0.6.4`` (ROCm/k8s-device-plugin
+#: ``example/vllm-serve/deployment.yaml``, "for MI300X" in AMD's vLLM inference guide,
+#: https://rocm.docs.amd.com/en/latest/how-to/rocm-for-ai/inference/benchmark-docker/vllm.html). The family word maps
+#: to the LLVM target vLLM's ROCm requirements give it (vLLM docs, "GPU > AMD ROCm": MI300/MI325 gfx942, MI350/MI355
+#: gfx950). **[assumed]** that such an image is meant for that family's GPUs only: whether it also carries kernels for
+#: other targets the tag does not say, so it narrows the GPUs an unnamed pod is planned on (KV501's fleet) and is
+#: never read as a refusal to start elsewhere (KV304 reads SGLang's single-target builds only,
+#: :func:`rocm_build_target`).
+_VLLM_ROCM_REPOS = ("rocm/vllm", "rocm/vllm-dev")
+_VLLM_ROCM_FAMILY = re.compile(r"(?:^|[_.-])(mi300x?|mi325x?|mi30x|mi350x?|mi355x?|mi35x)(?=[_.-]|$)")
+_VLLM_ROCM_TARGET = {"mi30": "gfx942", "mi32": "gfx942", "mi35": "gfx950"}
+
+
+def rocm_family_target(image: str) -> tuple[str, str] | None:
+    """``(LLVM target, tag word)`` of the GPU family a ROCm build of vLLM's tag names (``rocm/vllm:..._mi300_...``:
+    gfx942; :data:`_VLLM_ROCM_FAMILY`), else None (another repository, or a tag naming no family: ``latest``,
+    ``rocm7.0.0_vllm_0.11.1_20251103``). What the image is built for, not what it cannot run on (module note at
+    :data:`_VLLM_ROCM_REPOS`)."""
+    repo, tag, _digest = split_image(image)
+    if not tag or _repo_path(repo) not in _VLLM_ROCM_REPOS:
+        return None
+    m = _VLLM_ROCM_FAMILY.search(tag.lower()[:128])
+    return (_VLLM_ROCM_TARGET[m.group(1)[:4]], m.group(1)) if m else None
+
+
 def rocm_build_tag(target: str) -> str | None:
     """The tag word of SGLang's ROCm image built for the LLVM target ``target`` (``gfx950``: ``mi35x``), else
     None (:data:`_SGLANG_ROCM_TARGET` read backwards)."""

@@ -186,31 +186,22 @@ def literal_dollar_said(col: Collector, before: int, raw: str, name: str) -> Non
 
 
 def bare_expansion_unread(
-    cfg: ServingConfig, word: str, loc: Loc | None, script_unknown: Collection[str] = ()
+    cfg: ServingConfig, word: str, loc: Loc | None, maybe_set: Collection[str] | None = None
 ) -> None:
     """:func:`arguments_not_all_read` for a :func:`bare_expansion` ``word`` of the command (``loc``) whose variable
-    the container declares with a value kvlint cannot read (an ``env`` entry's ``valueFrom``, or any name when the
-    container has an ``envFrom``), or the container's script sets to one (``script_unknown``, the names
-    :attr:`kvlint.engines.shell.ShellCommand.unknown_names` gives: ``ARGS=$(cat /etc/args)``, ``read ARGS``,
-    ``ARGS=$(cmd) eval 'vllm serve m $ARGS'``). A variable neither declares is unset as far as the manifest
-    says (the same assumption :func:`kvlint.engines.shell` makes for ``${X:-d}``: the image's ``ENV`` is not read), so
+    may hold words kvlint cannot see: it is among ``maybe_set`` (or ``*`` is), the names the reading of the command
+    found set to a value it does not know (:attr:`kvlint.engines.shell.ShellCommand.maybe_set`: the script's
+    ``ARGS=$(cat f)`` or ``read ARGS``, an array it built in a loop (``"${ARGS[@]}"``), a prefix ``ARGS=$(cmd)`` of
+    the ``eval`` or function call that runs the command, the container's ``valueFrom`` or ``envFrom`` kvlint did
+    not read; an
+    ``envFrom`` ConfigMap it read defines only its keys), or, with ``maybe_set`` None (the words of a bare command
+    line), the container declares it. ``$@`` always may. A variable neither sets is unset as far as the manifest says
+    (the same assumption :func:`kvlint.engines.shell` makes for ``${X:-d}``: the image's ``ENV`` is not read), so
     bash expands the word to nothing: an info note, and the engine defaults stand (a KServe LLMInferenceService
     preset's ``${VLLM_ADDITIONAL_ARGS}`` that the service does not set)."""
-    m = _VARIABLE_RE.fullmatch(word) or _ARRAY_REFERENCE_RE.fullmatch(word)
-    name = next((g for g in m.groups() if g), None) if m is not None else None
-    if name is not None and name in script_unknown and not _env_names(cfg.container, name):
-        # (a name of the container's env is marked unknown in the script too: its valueFrom, said below)
-        arguments_not_all_read(
-            cfg,
-            f"{word} expands to arguments kvlint cannot see (the script sets {name} to a value kvlint does not "
-            "read, such as a command's output)",
-            loc,
-        )
-        return
-    if _declared_unknown(cfg.container, word):
-        arguments_not_all_read(
-            cfg, f"{word} expands to arguments kvlint cannot see (no literal value in the container env)", loc
-        )
+    if _declared_unknown(cfg.container, word) if maybe_set is None else _may_hold_words(word, maybe_set):
+        where = _unknown_why(cfg.container, word, maybe_set)
+        arguments_not_all_read(cfg, f"{word} expands to arguments kvlint cannot see ({where})", loc)
         return
     cfg.findings.append(
         Finding(
@@ -228,10 +219,35 @@ def bare_expansion_unread(
 _ARRAY_REFERENCE_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}")
 
 
-def _env_names(container: object, name: str) -> bool:
-    """Whether the container's ``env`` list has an entry named ``name``."""
+def _expansion_name(word: str) -> str | None:
+    """The variable of the bare expansion ``word``: ``ARGS`` for ``$ARGS``, ``${ARGS}`` and ``${ARGS[@]}``; None for
+    ``$@`` and the positional parameters."""
+    m = _ARRAY_REFERENCE_RE.search(word)
+    if m is not None:
+        return m.group(1)
+    m = _VARIABLE_RE.search(word)
+    return (m.group(1) or m.group(2) or m.group(3)) if m is not None else None
+
+
+def _unknown_why(container: object, word: str, maybe_set: Collection[str] | None) -> str:
+    """Why the variable of the bare expansion ``word`` may hold words kvlint cannot see, for the KV503 warning: the
+    script sets it (``ARGS=$(cat f)``, ``read ARGS``, an array built in a loop), the container's env declares it
+    without a literal value, or it may come from an ``envFrom`` kvlint did not read."""
+    name = _expansion_name(word)
     env = container.get("env") if isinstance(container, dict) else None
-    return isinstance(env, list) and any(isinstance(e, dict) and e.get("name") == name for e in env)
+    declared = isinstance(env, list) and any(isinstance(e, dict) and e.get("name") == name for e in env)
+    if maybe_set is None or name is None or declared:
+        return "no literal value in the container env"
+    if name in maybe_set:
+        return f"the script sets {name} to a value kvlint does not read, such as a command's output"
+    return "it may come from the container's envFrom, which kvlint did not read"
+
+
+def _may_hold_words(word: str, maybe_set: Collection[str]) -> bool:
+    """Whether the variable of the bare expansion ``word`` (``$X``, ``${X}``, ``${X[@]}``; ``$@`` always) is among
+    ``maybe_set`` (``*``: any name)."""
+    name = _expansion_name(word)
+    return name is None or "*" in maybe_set or name in maybe_set
 
 
 def _declared_unknown(container: object, word: str) -> bool:
@@ -272,6 +288,60 @@ def arguments_not_all_read(cfg: ServingConfig, why: str, loc: Loc | None) -> Non
             fix="write the engine's options in the command itself, or in a ConfigMap kvlint reads (--config)",
             severity="warning",
             mark=Mark.ARGUMENTS_UNSEEN,
+        )
+    )
+
+
+#: The settings whose product is the GPUs one node of each engine's layout uses (:func:`launched_from_env`).
+_NODE_LAYOUT = {"vllm": ("tensor_parallel_size", "pipeline_parallel_size"), "sglang": ("tp_size", "pp_size")}
+
+
+def launched_from_env(
+    cfg: ServingConfig, why: str, command: str, names: Sequence[str], loc: Loc | None, gpus: int | None
+) -> None:
+    """The engine of ``cfg`` read from the container's env rather than from a command line the manifest holds
+    (``why``: its image's entrypoint, or a script of the image, starts the engine; ``command``: the engine command
+    kvlint read from the env variables ``names``, :func:`kvlint.engines.command.env_launch`). **[assumed]** the
+    entrypoint passes these variables to the engine as the options they are named after; what else it passes is not
+    known, so each setting of :data:`_UNSEEN_ARGUMENTS` the env does not give, and the port, is recorded as set to a
+    value kvlint does not know (``cfg.unresolved``, as :func:`arguments_not_all_read` does), but for the GPU layout
+    when the sizes the env gives already use all the ``gpus`` the container requests (one GPU and none given;
+    ``TENSOR_PARALLEL_SIZE=4`` on 4): a larger layout needs more GPUs than the pod has (vLLM and SGLang start one
+    worker per GPU of ``tensor x pipeline`` on the node), so the engine that starts there runs on that one (a data-
+    parallel size spanning other pods is **[assumed]** absent). A KV503 warning at ``loc`` says what was read and
+    assumed."""
+    used = 1
+    for dest in _NODE_LAYOUT.get(cfg.engine, ()):
+        size = cfg.get(dest)
+        used *= size if isinstance(size, int) and size > 0 else 1
+    layout_full = gpus is not None and used == gpus
+    layout = False
+    for dest in _UNSEEN_ARGUMENTS.get(cfg.engine, ()):
+        if dest in cfg.flags or dest in cfg.unresolved or (layout_full and dest in LAYOUT_DESTS):
+            continue
+        cfg.unresolved[dest] = loc
+        layout = layout or dest in LAYOUT_DESTS
+    if "port" not in cfg.flags:
+        # the port the entrypoint gives the engine is not known either (KV408 does not compare the probes with the
+        # engine's default)
+        cfg.unresolved.setdefault("port", loc)
+    cfg.findings.append(
+        Finding(
+            rule="KV503",
+            message=f"engine command not in the manifest ({why}); kvlint read it from the container env ("
+            f"{', '.join(names)}) as `{command}`, assuming the entrypoint passes these variables as the options "
+            "they are named after; the settings the env does not give are not assumed to be the engine defaults"
+            + (
+                "; the GPU layout may be among them, so the container is not sized"
+                if layout
+                else f"; the pod's {gpus} GPU{'s set' if gpus != 1 else ' sets'} the GPU layout"
+                if layout_full
+                else ""
+            ),
+            loc=loc,
+            fix="write the engine command in the container (command: [vllm, serve, MODEL, ...] or args to an "
+            "engine image) so kvlint reads what runs, or check it with `kvlint plan -- <command>`",
+            severity="warning",
         )
     )
 

@@ -691,7 +691,7 @@ def parse_sglang_argv(
     config_key_option: bool = False,
     serve_cli: bool = False,
     exec_form: bool = False,
-    script_unknown: Collection[str] = (),
+    maybe_set: Collection[str] | None = None,
 ) -> ServingConfig:
     """Parse the arguments after ``python -m sglang.launch_server`` (or ``sglang serve``).
 
@@ -707,9 +707,8 @@ def parse_sglang_argv(
     SGLang worker's, whose ``--config-key KEY`` selects a section of the file. ``serve_cli``: the arguments follow
     ``sglang serve``, which takes ``--model-type`` and a positional model first (:func:`_serve_argv`).
     ``exec_form``: the words reach SGLang without a shell; else a bare ``$ARGS`` word, which the shell makes any
-    words, leaves the arguments not all read (:func:`kvlint.engines.options.bare_expansion_unread`);
-    ``script_unknown``: the variables of such words the container's script set to a value kvlint does not read.
-    Never raises.
+    words, leaves the arguments not all read (:func:`kvlint.engines.options.bare_expansion_unread`) when its variable
+    is among ``maybe_set`` (None: judged from ``container``'s env). Never raises.
     """
     argv = list(argv)
     locs = list(locs) if locs is not None else [None] * len(argv)
@@ -911,7 +910,7 @@ def parse_sglang_argv(
         unknown_from_config_file(col, "sglang", col.unread_config[0])
     cfg = col.serving_config("sglang", container, image, version, model, dict(env or {}), locs)
     if unseen is not None:
-        bare_expansion_unread(cfg, *unseen, script_unknown=script_unknown)
+        bare_expansion_unread(cfg, *unseen, maybe_set)
     return cfg
 
 

@@ -1575,6 +1575,30 @@ def _maybe_set(env: Mapping[str, str], name: str) -> bool:
     return _UNKNOWN_MARK + name in env or "?*" in env
 
 
+#: A variable a word of a command references as a shell expands it: ``$A``, ``${A}``, ``${A:-d}``, ``"${A[@]}"``.
+_REFERENCED_RE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _maybe_set_in(
+    words: Sequence[ShellArg], env: Mapping[str, str], arrays: Collection[str] = ()
+) -> frozenset[str]:
+    """:attr:`ShellCommand.maybe_set` for a command of ``words`` run by a shell whose variables are ``env`` (with
+    the unknown marks of :func:`_maybe_set`): the names its unresolved words reference that may be set (``*`` for
+    any name), and those of ``arrays`` (:attr:`_Shell.array_names`: the script assigned an array to the name, so an
+    unresolved ``"${ARGS[@]}"`` is the elements kvlint did not keep, as after ``while read -r w; do ARGS+=("$w");
+    done``, not nothing). Linear in the unresolved words' length; a command with none costs nothing."""
+    names: set[str] = set()
+    for w in words:
+        if w.unresolved:
+            names.update(m.group(1) for m in _REFERENCED_RE.finditer(w.text))
+    if not names:
+        return frozenset()
+    found = {name for name in names if _UNKNOWN_MARK + name in env or name in arrays}
+    if _UNKNOWN_MARK + "*" in env:
+        found.add("*")
+    return frozenset(found)
+
+
 def _default_ref(p: Part) -> str:
     """``${1:-x}``, ``${@-x}``, ``${2:=x}`` as the script wrote it (the default's text as read): the text of such a
     reference kvlint leaves unresolved."""
@@ -2598,11 +2622,13 @@ class ShellCommand(list[ShellArg]):
     #: ``\\`` sequence, ``$NAME`` without braces): env exits 125 and runs nothing; the words are then STRING's split at
     #: blanks, to say which command did not start
     env_refused: str | None = None
-    #: the variables of the command's words that are a bare reference kvlint left unresolved (``$ARGS``,
-    #: ``${ARGS}``) and that the shell has set to a value kvlint does not read (``ARGS=$(cat /etc/args)``, ``read
-    #: ARGS``, ``for``, a ``valueFrom`` of the container: marked by :meth:`_Shell.assign` or ``commands``' ``unknown``),
-    #: so that the word may be any words, not nothing (:func:`_set_unknown`)
-    unknown_names: frozenset[str] = frozenset()
+    #: the variables referenced by the command's unresolved words that the shell running it holds as set to a value
+    #: kvlint does not know (the script's ``A=$(cmd)``, ``read A``, ``for A in ...``; a prefix ``A=$(cmd)`` of the
+    #: ``eval`` or function call that runs the command; an array the script built, ``"${A[@]}"``; a ``valueFrom`` or
+    #: ``envFrom`` of the container kvlint did not read, :func:`commands`' ``unknown``), ``*`` when any name may be so
+    #: set (an ``envFrom`` not read); a referenced name not here is unset as far as kvlint reads (bash expands ``$A``
+    #: to nothing). Filled by :func:`_maybe_set_in`.
+    maybe_set: frozenset[str] = frozenset()
     #: the first ``<...>`` placeholder to fill in by hand among the command's words (``vllm serve <model-id>``), which
     #: the shell reads as two redirections (:data:`_FILL_IN_RE`); the words hold it as written; "" when none
     fill_in: str = ""
@@ -2864,7 +2890,7 @@ class _Shell:
         #: the words these would change are unresolved
         self.sh = False
         #: the names the script assigned an array to (``NAME=(...)``, ``NAME+=(...)``), kept or forgotten since: an
-        #: unresolved ``${NAME[@]}`` of one is the script's list, not nothing (:func:`_set_unknown`)
+        #: unresolved ``${NAME[@]}`` of one is the script's list, not nothing (:func:`_maybe_set_in`)
         self.array_names: set[str] = set()
 
     def exported(self, name: str) -> bool:
@@ -3357,6 +3383,10 @@ def _read_commands(
                     if child_changes
                     else environ,
                     _sh=shell.sh,
+                    # (as for a nested `sh -c` below: a reference left for a value not known stays not known)
+                    _unknown=_maybe_set_in([wrapped.script], local_env, shell.array_names)
+                    if wrapped.script.unresolved
+                    else (),
                 )
             continue
         if h >= end:
@@ -3430,7 +3460,7 @@ def _read_commands(
             # the names the command's unresolved words refer to, found once (a look-up per prefix name, not a scan of
             # the words: 5,000 prefixes before an eval of 5,000 words was quadratic)
             referred = (
-                {m.group(1) for w in words if w.unresolved for m in _REFERENCE_NAME_RE.finditer(w.text)}
+                {m.group(1) for w in words if w.unresolved for m in _REFERENCED_RE.finditer(w.text)}
                 if any(arg.substituted for _n, _v, arg in prefix)
                 else set()
             )
@@ -3496,6 +3526,12 @@ def _read_commands(
                 _environ=environ,
                 _allexport=shell_allexport(words, 1, j),
                 _sh=words[0].text[words[0].text.rfind("/") + 1 :] in MAYBE_DASH,
+                # a reference this shell left in the script because its value is not known (`ARGS=$(cat f); sh -c
+                # "vllm serve m $ARGS"`: bash puts ARGS's words there): set to a value kvlint does not know in the
+                # nested script too, not unset there (a script this shell passed as written holds none)
+                _unknown=_maybe_set_in([words[j]], local_env, shell.array_names)
+                if words[j].unresolved
+                else (),
             ):
                 if appends is not None and nested_cmd.appends is None:
                     for w in nested_cmd:  # (the parameters xargs gives, in `"$@"`, `$*`, `$1`)
@@ -3516,13 +3552,9 @@ def _read_commands(
         command.environ = environ
         command.no_path = path_gone and by_program
         command.appends = appends
-        command.unknown_names = _set_unknown(words, shell)
+        command.maybe_set = _maybe_set_in(words, local_env, shell.array_names)
         command.fill_in = fill_in
         yield command
-
-
-#: The name of each ``$NAME``/``${NAME...`` reference in a word's text.
-_REFERENCE_NAME_RE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 
 
 #: A ``<`` redirection word that opens a ``<...>`` placeholder to fill in by hand (``<model-id``, ``<your-org/model``),
@@ -3534,33 +3566,8 @@ _FILL_IN_RE = re.compile(r"<[A-Za-z][A-Za-z0-9_.:/-]*")
 _FILL_IN_AFTER = re.compile(r"(?:[ \t]|\\\n)+(?:-|\n|$|[;&|)])|[\n;)]|$")
 
 
-#: A word that is one variable reference and nothing else: ``$NAME``, ``${NAME}`` (group 1 or 2: the name), or all
-#: of an array, ``${NAME[@]}``/``${NAME[*]}`` (group 3).
-_BARE_REFERENCE_RE = re.compile(
-    r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\})"
-)
 #: The array names one reading remembers (:attr:`_Shell.array_names`; far above a real script's few).
 _ARRAY_NAMES = 1024
-
-
-def _set_unknown(words: Sequence[ShellArg], shell: _Shell) -> frozenset[str]:
-    """The names of the words of a command that are a bare reference left unresolved (:attr:`ShellArg.unresolved`)
-    to a variable the shell has set to a value kvlint does not know (``$NAME``/``${NAME}`` marked ``?NAME`` in its
-    variables, :data:`_UNKNOWN_MARK`: ``NAME=$(cmd)``, ``read NAME``, or a ``valueFrom`` of the container, which the
-    callers tell apart; not ``?*`` alone, an ``envFrom`` kvlint did not read) or to an array the script assigned
-    (``${NAME[@]}``: elements kvlint did not keep): :attr:`ShellCommand.unknown_names`. One look-up per such word."""
-    names: set[str] = set()
-    for w in words:
-        if w.unresolved and w.text[:1] == "$":
-            m = _BARE_REFERENCE_RE.fullmatch(w.text)
-            if m is None:
-                continue
-            if m.group(3) is not None:
-                if m.group(3) in shell.array_names:
-                    names.add(m.group(3))
-            elif _UNKNOWN_MARK + (m.group(1) or m.group(2)) in shell.vars:
-                names.add(m.group(1) or m.group(2))
-    return frozenset(names)
 
 
 #: A word naming an element of an array: ``A[5]=x``, ``A[1]+=y``, ``declare A[2]=z``, ``unset 'A[1]'`` (bash(1) "Arrays")

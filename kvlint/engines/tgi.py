@@ -468,13 +468,14 @@ def parse_tgi_argv(
     sources: Sequence[str] | None = None,
     runtime_template: bool = False,
     exec_form: bool = False,
-    script_unknown: Collection[str] = (),
+    maybe_set: Collection[str] | None = None,
 ) -> ServingConfig:
     """Parse ``text-generation-launcher`` arguments plus their env-var equivalents.
 
     ``exec_form``: the words reach the launcher without a shell; else a bare ``$ARGS`` word, which the shell makes
-    any words, leaves the arguments not all read (:func:`kvlint.engines.options.bare_expansion_unread`), as vLLM's;
-    ``script_unknown``: the variables of such words the container's script set to a value kvlint does not read.
+    any words, leaves the arguments not all read (:func:`kvlint.engines.options.bare_expansion_unread`), as vLLM's,
+    when its variable is among ``maybe_set`` (the names that may be set to words kvlint cannot see; None: judged from
+    ``container``'s env).
 
     ``flags`` are keyed by the launcher's field names (``num_shard``, ``max_total_tokens``,
     ``max_input_tokens`` — ``max_input_length`` is stored under ``max_input_tokens`` too, as the launcher
@@ -733,7 +734,7 @@ def parse_tgi_argv(
     model = col.flags.pop("model_id", None)
     cfg = col.serving_config("tgi", container, image, version, model, env, locs)
     if unseen is not None:
-        bare_expansion_unread(cfg, *unseen, script_unknown=script_unknown)
+        bare_expansion_unread(cfg, *unseen, maybe_set)
     return cfg
 
 

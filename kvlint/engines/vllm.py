@@ -1961,7 +1961,7 @@ def parse_vllm_argv(
     runtime_template: bool = False,
     exec_form: bool = False,
     grpc: str = "",
-    script_unknown: Collection[str] = (),
+    maybe_set: Collection[str] | None = None,
 ) -> ServingConfig:
     """Parse the arguments that follow ``vllm serve`` (or ``python -m vllm.entrypoints.openai.api_server``).
 
@@ -1987,9 +1987,9 @@ def parse_vllm_argv(
         grpc: the module of vLLM's gRPC server the arguments are given to (``vllm.entrypoints.grpc_server`` or
             ``vllm.entrypoints.launchers.grpc_server``), which does not take the OpenAI server's own options
             (KV205, :meth:`_Parser._openai_only`, which names it); "" for another entrypoint.
-        script_unknown: the variables the container's script set to a value kvlint does not read, of the bare
-            ``$ARGS`` words of the command (:attr:`kvlint.engines.shell.ShellCommand.unknown_names`): such a word may
-            be any options (:func:`kvlint.engines.options.bare_expansion_unread`).
+        maybe_set: the variables a bare ``$ARGS`` word may take words from (:attr:`kvlint.engines.shell.ShellCommand.
+            maybe_set` for a script's words; ``*`` any name); None: judged from ``container``'s env
+            (:func:`kvlint.engines.options.bare_expansion_unread`).
 
     Returns:
         a ``ServingConfig`` with ``engine="vllm"``; ``flags`` keyed by argparse dest (``max_model_len``,
@@ -2093,5 +2093,5 @@ def parse_vllm_argv(
     p.col.flags.pop("model", None)
     cfg = p.col.serving_config("vllm", container, image, version, p.model, env, locs)
     if p.unseen is not None:
-        bare_expansion_unread(cfg, *p.unseen, script_unknown=script_unknown)
+        bare_expansion_unread(cfg, *p.unseen, maybe_set)
     return cfg

@@ -29,7 +29,13 @@ from kvlint.memory.kv import dsa_indexer_bytes, dtype_bytes, layer_counts
 from kvlint.memory.pooling import SGLANG_HEADLESS_ARCHITECTURES, sglang_embedding
 from kvlint.memory.refusal import PlanError, PlanRefusal
 from kvlint.memory.versions import version_source
-from kvlint.models.weights import dense_mlp_layer_bytes, tp_replicated_bytes, weight_bytes
+from kvlint.models.weights import (
+    decoder_layer_bytes,
+    dense_mlp_layer_bytes,
+    tp_replicated_bytes,
+    vision_params,
+    weight_bytes,
+)
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
 from kvlint.values import as_float, as_int, digits, finite_number
 
@@ -1190,8 +1196,23 @@ def moe_dense_whole_bytes(
     )
 
 
+def _layer_bytes(model: ModelSpec, dbytes: int, quantization: str | None) -> tuple[int, ...]:
+    """Bytes of each decoder layer's linear and expert weights, priced as the plan's weights are
+    (:func:`kvlint.models.weights.decoder_layer_bytes`: the checkpoint's rate, a module its quantization config
+    keeps unquantized at the model dtype, packed experts at their own rate); the parameter counts of
+    :func:`_layer_params` when it lists no layer."""
+    per = tuple(a + b for a, b in decoder_layer_bytes(model, dtype_bytes=dbytes, quantization=quantization))
+    return per if len(per) == model.num_layers and sum(per) > 0 else _layer_params(model)
+
+
 def _stage_weights(
-    model: ModelSpec, w_all: int, dbytes: int, tp: int, split: tuple[int, ...], replicated: int = 0
+    model: ModelSpec,
+    w_all: int,
+    dbytes: int,
+    tp: int,
+    split: tuple[int, ...],
+    replicated: int = 0,
+    quantization: str | None = None,
 ) -> tuple[int, ...]:
     """Weight bytes per TP rank of each pipeline stage: the stage's share of the decoder layers' bytes, the input
     embedding on the first stage (``if self.pp_group.is_first_rank: self.embed_tokens = ...``, a ``PPMissingLayer``
@@ -1199,15 +1220,18 @@ def _stage_weights(
     embeddings are tied, as Qwen2's does under several stages (``sglang@0.5.23:sglang/srt/models/qwen2.py::
     Qwen2ForCausalLM.__init__``: ``world_size == 1 and tie_word_embeddings`` alone shares them), all split over
     ``tp``, plus the stage's share (by layer count) of ``replicated``, what each TP rank holds whole
-    (:func:`kvlint.models.weights.tp_replicated_bytes`). The share of the layers' bytes is by parameter count
-    (:func:`_layer_params`: DeepSeek-V3's three dense layers hold 0.58 B parameters each, its MoE layers 11.5 B), by
-    layer count when the shapes are not known. The embedding is ``vocab_size × hidden_size`` at the model dtype
-    (``dbytes``)."""
+    (:func:`kvlint.models.weights.tp_replicated_bytes`). SGLang builds only the stage's own layers
+    (``sglang@0.5.23:sglang/srt/utils/common.py::make_layers`` over ``get_pp_indices``, ``PPMissingLayer`` for the
+    others), so the share of the layers' bytes is by each layer's bytes (:func:`_layer_bytes`, ``quantization`` the
+    ``--quantization`` flag): DeepSeek-V3's three dense layers hold 0.58 B parameters each, its MoE layers 11.5 B, and
+    where a checkpoint keeps the dense layers unquantized beside 4-bit experts (GLM-5.1-NVFP4's first three layers)
+    they weigh 3.6 times their parameter share (by parameter count until branch memory54); by layer count when the
+    shapes are not known. The embedding is ``vocab_size × hidden_size`` at the model dtype (``dbytes``)."""
     embed = model.vocab_size * model.hidden_size * dbytes
     lm = 0 if model.tie_word_embeddings else embed
     body = max(0, w_all - embed - lm)
     layers = max(1, sum(split))
-    per = _layer_params(model) if sum(split) == model.num_layers else ()
+    per = _layer_bytes(model, dbytes, quantization) if sum(split) == model.num_layers else ()
     total = sum(per)
     out = []
     start = 0
@@ -1454,6 +1478,53 @@ _SG_ATTN_TP_SPLIT: dict[str, tuple[SgVersion | None, SgVersion | None]] = {
 }
 
 
+#: The architectures whose SGLang model builds its vision encoder whole on every TP rank under
+#: ``--mm-enable-dp-encoder`` (``self.use_data_parallel = get_global_server_args().mm_enable_dp_encoder``, 0.5.23's
+#: ``get_mm().mm_enable_dp_encoder``, passed to the vision blocks and mergers, which then take ``tp_size = 1``), read
+#: in the 0.5.8 and 0.5.23 wheels: ``sglang/srt/models/qwen2_5_vl.py`` (``Qwen2_5_VLForConditionalGeneration``),
+#: ``qwen3_vl.py`` (``Qwen3VLForConditionalGeneration``, and ``qwen3_vl_moe.py::Qwen3VLMoeForConditionalGeneration``,
+#: whose ``__init__`` is its), ``glm4v.py`` (``Glm4vForConditionalGeneration``, GLM-4.1V), ``glm4v_moe.py``
+#: (``Glm4vMoeForConditionalGeneration``, sgl-project/sglang#14097, GLM-4.5V / GLM-4.6V) and ``internvl.py``
+#: (``InternVLChatModel``); Qwen3-VL and GLM-4.1V were left out until branch review54A. **[assumed]** the model files
+#: that read it in 0.5.23 only (``kimi_vl.py``, ``kimi_k25.py``, ``glm_ocr.py``, ``mimo_vl.py``, ``bailing_mm*.py``,
+#: ``minimax_m3_vl.py`` ...) are not listed: the first release of each is not read.
+SG_DP_ENCODER_ARCHS = frozenset(
+    {
+        "Qwen2_5_VLForConditionalGeneration",
+        "Qwen3VLForConditionalGeneration",
+        "Qwen3VLMoeForConditionalGeneration",
+        "Glm4vForConditionalGeneration",
+        "Glm4vMoeForConditionalGeneration",
+        "InternVLChatModel",
+    }
+)
+#: The architectures whose SGLang model builds its vision tower on every pipeline stage, not the first only: the model
+#: files of :data:`SG_DP_ENCODER_ARCHS`, read in the 0.5.8 and 0.5.23 wheels, build ``self.visual`` (InternVL's
+#: ``self.vision_model``) outside any ``pp_group.is_first_rank`` test (Qwen3-VL's tower drops only its ``pos_embed``,
+#: a ``PPMissingLayer`` after the first rank: 2304 x 1152 elements, not subtracted). **[assumed]** releases before
+#: 0.5.8 not read for this (a 0.4-era ``qwen2_5_vl.py`` built the tower on the first rank only); other model files
+#: differ (0.5.23's ``bailing_mm.py``, ``gemma4_mm.py`` build their encoders on the first rank only) and keep their
+#: tower's bytes spread with the layers'.
+SG_TOWER_EVERY_STAGE_ARCHS = SG_DP_ENCODER_ARCHS
+#: The first release read for :data:`SG_TOWER_EVERY_STAGE_ARCHS`
+SG_TOWER_EVERY_STAGE_FROM: SgVersion = (0, 5, 8)
+#: The first sampled wheel with ``--mm-enable-dp-encoder`` (0.5.8; 0.5.5's has none, :mod:`kvlint.engines.
+#: sglang_flags_data`); 0.5.6 and 0.5.7 not read
+SG_DP_ENCODER_FROM: SgVersion = (0, 5, 8)
+
+
+def dp_encoder_replicated_bytes(model: ModelSpec, v: SgVersion, enabled: bool, tp: int, dbytes: int) -> int:
+    """Bytes per TP rank the vision encoder holds beyond its even ``1/tp`` share under SGLang's
+    ``--mm-enable-dp-encoder`` (``enabled``): the tower and projector of :func:`kvlint.models.weights.vision_params` at
+    the model dtype ``dbytes``, ``x (1 - 1/tp)``, for the architectures of :data:`SG_DP_ENCODER_ARCHS` from
+    :data:`SG_DP_ENCODER_FROM`; 0 otherwise (the flag is read only by those model files; TP 1)."""
+    first = model.architectures[0] if model.architectures else ""
+    if not enabled or tp <= 1 or v < SG_DP_ENCODER_FROM or first not in SG_DP_ENCODER_ARCHS:
+        return 0
+    vision = vision_params(model.config or {}, model.hidden_size) * dbytes
+    return int(vision * (1 - 1 / tp)) if vision > 0 else 0
+
+
 def attention_over_attn_tp(model: ModelSpec, v: SgVersion) -> bool:
     """Whether SGLang ``v`` builds ``model``'s attention projections over the attention-TP group (``tp / dp`` ranks)
     with DP attention, by its first architecture (:data:`_SG_ATTN_TP_SPLIT`, read in the model files of the 0.5.3 -
@@ -1645,6 +1716,13 @@ def sglang_prelude(
         model_notes.append(absorbed_note)
         on_hip, hip_note = mla_absorbed_copy_bytes(model, attn_tp if attn_split else tp, dbytes, hip=True)
         mla_copies = (absorbed, on_hip, absorbed_note, hip_note)
+    dp_encoder = dp_encoder_replicated_bytes(model, v, _truthy(get("mm_enable_dp_encoder")), tp, dbytes)
+    if dp_encoder:
+        repl += dp_encoder
+        model_notes.append(
+            f"--mm-enable-dp-encoder: the vision encoder is whole on every TP rank (+{dp_encoder / GiB:.2f} GiB per "
+            "rank over its even share)"
+        )
     embed_extra = 0  # the input embedding's bytes beyond 1/tp, on the first pipeline stage only
     head_extra = 0  # the output head's bytes beyond 1/tp (--enable-dp-lm-head), on the last stage only
     first_arch = model.architectures[0] if model.architectures else ""
@@ -1747,9 +1825,23 @@ def sglang_prelude(
                 f"{PP_REFUSED} {pp} with --speculative-algorithm {str(get('speculative_algorithm'))[:40]}: {refused}",
                 PlanRefusal.SGLANG_PP_SPECULATIVE_SETUP,
             )
+        # the vision tower every stage builds whole (SG_TOWER_EVERY_STAGE_ARCHS): its 1/tp share and, under
+        # --mm-enable-dp-encoder, the rest of it on each stage, not spread with the layers
+        tower = 0
+        if v >= SG_TOWER_EVERY_STAGE_FROM and first_arch in SG_TOWER_EVERY_STAGE_ARCHS:
+            tower = min(w_all, vision_params(model.config or {}, model.hidden_size) * dbytes)
+        tower_repl = dp_encoder if tower else 0
         stage_w = _stage_weights(
-            model, w_all, dbytes, tp, split, repl - embed_extra - head_extra - sum(dense_extra)
+            model,
+            w_all - tower,
+            dbytes,
+            tp,
+            split,
+            repl - embed_extra - head_extra - sum(dense_extra) - tower_repl,
+            str(quant) if quant else None,
         )
+        if tower:
+            stage_w = tuple(w + tower // max(1, tp) + tower_repl for w in stage_w)
         # the DP-attention embedding share lives with the embedding, on the first stage (not spread over the layers),
         # the output head's with the head, on the last
         stage_w = (stage_w[0] + embed_extra, *stage_w[1:])

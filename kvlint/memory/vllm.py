@@ -74,6 +74,7 @@ from kvlint.models.shapes import dtype_bytes_of
 from kvlint.models.towers import tower_config
 from kvlint.models.weights import (
     MXFP4_TRITON_RELEASES,
+    arctic_residual_mlp,
     audio_params,
     decoder_layer_bytes,
     gemma4_moe_keeps_dense_mlp,
@@ -1077,23 +1078,35 @@ def _weights_total(
 
 def moe_top_k(c: dict[str, Any]) -> int:
     """Experts each token is routed to, from the config's key for it (``num_experts_per_tok``, ``moe_topk``,
-    ``experts_per_token``; Gemma 4's ``top_k_experts``, ``vllm@0.20.0:vllm/model_executor/models/gemma4.py::
+    ``experts_per_token``; ERNIE 4.5's ``moe_k``, ``vllm@0028a751:vllm/model_executor/models/ernie45_moe.py::
+    Ernie4_5_MoeMoE``: ``FusedMoE(top_k=config.moe_k)``; Step 3's ``moe_top_k``, ``step3_text.py::FusedMoEBlock``;
+    Gemma 4's ``top_k_experts``, ``vllm@0.20.0:vllm/model_executor/models/gemma4.py::
     Gemma4MoE``: ``FusedMoE(top_k=config.top_k_experts)``; DBRX's ``ffn_config.moe_top_k``, ``vllm/model_executor/
-    models/dbrx.py::DbrxExperts``: ``FusedMoE(top_k=config.ffn_config.moe_top_k)``); 2 when none is set."""
+    models/dbrx.py::DbrxExperts``: ``FusedMoE(top_k=config.ffn_config.moe_top_k)``); 2 when none is set. A per-layer
+    list (Hunyuan's ``moe_topk``) reads as its first entry; a value that is not a whole number from 1 to 2^16 as
+    absent (a config.json may be pull-request input)."""
     ffn = c.get("ffn_config")
-    return int(
-        c.get("num_experts_per_tok")
-        or c.get("moe_topk")
-        or c.get("experts_per_token")
-        or c.get("top_k_experts")
-        or (ffn.get("moe_top_k") if isinstance(ffn, dict) else None)
-        or 2
-    )
+    for v in (
+        c.get("num_experts_per_tok"),
+        c.get("moe_topk"),
+        c.get("moe_k"),
+        c.get("moe_top_k"),
+        c.get("experts_per_token"),
+        c.get("top_k_experts"),
+        ffn.get("moe_top_k") if isinstance(ffn, dict) else None,
+    ):
+        if isinstance(v, list):
+            v = v[0] if v else None
+        k = lax_int(v)
+        if k is not None and 0 < k <= 1 << 16:
+            return k
+    return 2
 
 
 def _inter_eff(model: ModelSpec) -> int:
     """Effective MLP width of one token (elements): top-k x expert width for MoE, plus the dense MLP a Gemma 4 MoE
-    layer runs beside its experts (:func:`kvlint.models.weights.gemma4_moe_keeps_dense_mlp`)."""
+    layer runs beside its experts (:func:`kvlint.models.weights.gemma4_moe_keeps_dense_mlp`) or Arctic's residual MLP
+    of the hidden width (:func:`kvlint.models.weights.arctic_residual_mlp`)."""
     c = model.text_config or model.config or {}
     if model.num_experts and model.moe_intermediate_size:
         eff = moe_top_k(c) * model.moe_intermediate_size
@@ -1101,8 +1114,10 @@ def _inter_eff(model: ModelSpec) -> int:
             eff += model.intermediate_size
         return eff
     if model.num_experts:
-        topk = int(c.get("num_experts_per_tok") or 2)
-        return topk * model.intermediate_size
+        eff = moe_top_k(c) * model.intermediate_size
+        if arctic_residual_mlp(c, model.model_type):
+            eff += model.hidden_size
+        return eff
     return model.intermediate_size
 
 
@@ -3185,7 +3200,16 @@ def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) 
     repl, repl_src = tp_replicated_bytes(
         model, dtype_bytes=dbytes, quantization=settings.quantization, tp=cfg.tp
     )
-    towers = pipeline_towers(model, cfg, {kind for kind, _ in skipped}) if cfg.pp > 1 else (0, 0, 0, False)
+    not_built = {kind for kind, _ in skipped}
+    vis_repl = vision_replicated_bytes(settings, model, cfg, not_built)
+    if vis_repl:
+        repl += vis_repl
+        what = (
+            f"vision tower whole on every rank (--mm-encoder-tp-mode data) +{vis_repl / GiB:.2f} GiB per rank over "
+            f"1/{cfg.tp}"
+        )
+        repl_src = f"{repl_src}; {what}" if repl_src else f"replicated on every TP rank: {what}"
+    towers = pipeline_towers(model, cfg, not_built, settings) if cfg.pp > 1 else (0, 0, 0, False)
     return WeightSplit(
         total=w_total,
         source=w_src,
@@ -3220,12 +3244,62 @@ TOWERS_FIRST_STAGE_ONLY_FROM: Version = (0, 34, 0)
 TOWERS_FIRST_STAGE_ONLY_V2_RUNNER: Version = (0, 33, 0)
 
 
-def pipeline_towers(model: ModelSpec, cfg: StartupConfig, skipped: set[str]) -> tuple[int, int, int, bool]:
+#: The classes (``architectures[0]``, as vLLM's model registry picks the class) that declare
+#: ``supports_encoder_tp_data = True``, read in vLLM's source: Qwen2.5-VL (``vllm@002d181a:vllm/model_executor/models/
+#: qwen2_5_vl.py::Qwen2_5_VLForConditionalGeneration``), Qwen3-VL and its MoE subclass (``qwen3_vl.py::
+#: Qwen3VLForConditionalGeneration``, ``qwen3_vl_moe.py::Qwen3VLMoeForConditionalGeneration(
+#: Qwen3VLForConditionalGeneration)``), Kimi-VL (``kimi_vl.py::KimiVLForConditionalGeneration``) and Kimi-K2.5
+#: (``kimi_k25.py::KimiK25ForConditionalGeneration``). Any other model: ``ModelConfig.__post_init__`` warns "This
+#: model does not support `--mm-encoder-tp-mode data`" and falls back to ``weights`` (``vllm/config/model.py``).
+#: Keyed by class, not by :attr:`ModelSpec.model_type`, which is the text model's (``qwen3_vl_text``,
+#: ``kimi_k2``) where the config nests one. **[assumed]** other classes that declare it (Step3-VL, dots.ocr, ...)
+#: are not listed until read.
+ENCODER_TP_DATA_ARCHS = frozenset(
+    {
+        "Qwen2_5_VLForConditionalGeneration",
+        "Qwen3VLForConditionalGeneration",
+        "Qwen3VLMoeForConditionalGeneration",
+        "KimiVLForConditionalGeneration",
+        "KimiK25ForConditionalGeneration",
+    }
+)
+
+
+def encoder_tp_data(settings: VllmSettings, model: ModelSpec) -> bool:
+    """Whether vLLM builds this model's vision tower whole on every tensor-parallel rank: ``--mm-encoder-tp-mode
+    data`` (0.10.2 on) for a model whose first architecture is in :data:`ENCODER_TP_DATA_ARCHS`. The tower's linear layers then take
+    ``disable_tp=True`` (``vllm@002d181a:vllm/model_executor/models/qwen2_5_vl.py``: ``self.use_data_parallel =
+    multimodal_config.mm_encoder_tp_mode == "data"``, passed to ``Qwen2_5_VisionAttention``'s ``QKVParallelLinear``
+    and ``RowParallelLinear``, the MLP and the patch merger), and each rank encodes its share of the images with
+    the whole tower (``run_dp_sharded_mrope_vision_model``)."""
+    mode = str(settings.mm_encoder_tp_mode or "").strip().lower()
+    first = model.architectures[0] if model.architectures else ""
+    return mode == "data" and first in ENCODER_TP_DATA_ARCHS
+
+
+def vision_replicated_bytes(
+    settings: VllmSettings, model: ModelSpec, cfg: StartupConfig, skipped: set[str]
+) -> int:
+    """Bytes per tensor-parallel rank the vision tower holds beyond its even ``1/tp`` share under
+    ``--mm-encoder-tp-mode data`` (:func:`encoder_tp_data`): the tower and projector of
+    :func:`kvlint.models.weights.vision_params` at the activation dtype (towers are not quantized, as
+    :func:`split_weights` prices them), ``x (1 - 1/tp)``. 0 at TP 1, in ``weights`` mode, for a model that falls back
+    to it, and when the tower is not built (``skipped`` holds ``"vision"`` at a ``--limit-mm-per-prompt`` of 0)."""
+    if cfg.tp <= 1 or "vision" in skipped or not encoder_tp_data(settings, model):
+        return 0
+    vision = vision_params(model.config or {}, model.hidden_size) * cfg.dtype_bytes
+    return int(vision * (1 - 1 / cfg.tp)) if vision > 0 else 0
+
+
+def pipeline_towers(
+    model: ModelSpec, cfg: StartupConfig, skipped: set[str], settings: VllmSettings | None = None
+) -> tuple[int, int, int, bool]:
     """``(per-rank bytes, bytes in per_layers, bytes in replicated, first stage only)`` of the multimodal towers
     (vision, audio) a pipeline stage builds whole rather than by its layers: every stage before
     :data:`TOWERS_FIRST_STAGE_ONLY_FROM` (0.33.0 on the V1 runner too), the first stage only from it. The vision
     tower is priced split over TP as :func:`split_weights` prices it, the audio encoder whole on every TP rank
-    (:func:`kvlint.models.weights.tp_replicated_bytes`); a tower not built at a ``--limit-mm-per-prompt`` of 0
+    (:func:`kvlint.models.weights.tp_replicated_bytes`), the vision tower whole too under ``--mm-encoder-tp-mode
+    data`` (:func:`vision_replicated_bytes`, from ``settings``); a tower not built at a ``--limit-mm-per-prompt`` of 0
     (``skipped``: ``vision``/``audio``) holds nothing, and is taken out of ``per_layers`` already."""
     cfg_ = model.config or {}
     dbytes = cfg.dtype_bytes
@@ -3234,12 +3308,15 @@ def pipeline_towers(model: ModelSpec, cfg: StartupConfig, skipped: set[str]) -> 
     repl = int(audio * (1 - 1 / cfg.tp)) if cfg.tp > 1 else 0
     vision = 0 if "vision" in skipped else vision
     audio = 0 if "audio" in skipped else audio
+    vis_repl = vision_replicated_bytes(settings, model, cfg, skipped) if settings is not None else 0
+    repl += vis_repl
     if not vision and not audio and not repl:
         return 0, 0, 0, False
     first_only = cfg.version >= TOWERS_FIRST_STAGE_ONLY_FROM or (
         cfg.version >= TOWERS_FIRST_STAGE_ONLY_V2_RUNNER and cfg.v2_runner
     )
-    return int(vision / cfg.tp) + audio, vision + audio, repl, first_only
+    per_rank = vision if vis_repl else int(vision / cfg.tp)
+    return per_rank + audio, vision + audio, repl, first_only
 
 
 @dataclass  # a step record of one plan: see StartupConfig

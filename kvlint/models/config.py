@@ -289,6 +289,14 @@ _COUNT_KEYS = (
     "n_shared_experts",
     "shared_expert_intermediate_size",
     "num_experts_per_tok",
+    "moe_k",
+    "moe_top_k",
+    "moe_num_shared_experts",
+    "moe_layer_interval",
+    # Step 3's low-rank query and shared-expert widths (vllm step3_text.py: ``share_q_dim if share_q_dim else
+    # head_dim``, so 0 is read; a negative or unreadable one was read as 0 and 2^60 priced 1.7e15 parameters)
+    "share_q_dim",
+    "share_expert_dim",
     "first_k_dense_replace",
     "num_nextn_predict_layers",
     "num_kv_shared_layers",

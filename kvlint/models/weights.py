@@ -112,6 +112,50 @@ _AUDIO_ENCODER_DEFAULTS = {
 }
 
 
+def _ernie_moe_layers(t: dict[str, Any], num_layers: int) -> tuple[int, int, int] | None:
+    """``(first, last, interval)`` of the layers ERNIE 4.5's MoE config routes (``moe_layer_start_index``,
+    ``moe_layer_end_index``, ``moe_layer_interval``), or None when the config has none of the three keys. vLLM builds
+    ``Ernie4_5_MoeMoE`` on layer ``i`` when ``(i + 1) % moe_layer_interval == 0`` and ``start <= i <= end``, and a
+    dense MLP of ``intermediate_size`` elsewhere (vllm@0028a751 vllm/model_executor/models/ernie45_moe.py::
+    Ernie4_5_MoeDecoderLayer; defaults 0, ``num_hidden_layers - 1`` and 1). ERNIE-4.5-21B-A3B routes layers 1 - 27 of
+    28 (start 1, end 27), ERNIE-4.5-300B-A47B 3 - 53 of 54. An end index that is missing, null or negative (the
+    transformers config's -1) reads as the last layer; lists (the VL configs' per-modality pairs) as their smallest
+    start and largest end, as transformers' conversion script reads them."""
+    keys = ("moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval")
+    if not any(k in t for k in keys):
+        return None
+
+    def pick(v: Any, f: Callable[..., int], default: int) -> int:
+        if isinstance(v, list):
+            vals = [_i(x, default) for x in v if isinstance(x, int | float | str)]
+            return f(vals) if vals else default
+        return _i(v, default) if v is not None else default
+
+    last = num_layers - 1
+    start = max(0, pick(t.get("moe_layer_start_index"), min, 0))
+    end = pick(t.get("moe_layer_end_index"), max, last)
+    end = last if end < 0 else min(end, last)
+    every = max(1, _i(t.get("moe_layer_interval"), 1) or 1)
+    return start, end, every
+
+
+def _step3_moe_layers(t: dict[str, Any], num_layers: int) -> frozenset[int]:
+    """The decoder layers Step 3 builds as MoE: ``moe_layers_enum``, a comma-separated string of layer indices
+    (``"4,5,...,59"``, ``int(i) for i in moe_layers_enum.strip().split(",")``), or every layer but the first when the
+    key is absent ("Default to 1dense"; vllm@0169d396 vllm/model_executor/models/step3_text.py::
+    Step3TextDecoderLayer); the others hold a dense MLP of ``intermediate_size``. A list of indices is read alike;
+    entries that are not indices of the model's layers are left out (a config.json may be pull-request input: at
+    most one entry per layer is read)."""
+    raw = t.get("moe_layers_enum")
+    if raw is None:
+        return frozenset(range(1, num_layers))
+    items: list[Any] = raw.strip().split(",")[: num_layers * 2] if isinstance(raw, str) else []
+    if isinstance(raw, list | tuple):
+        items = list(raw[: num_layers * 2])
+    picked = (_i(x.strip() if isinstance(x, str) and len(x) <= 12 else x, -1) for x in items)
+    return frozenset(i for i in picked if 0 <= i < num_layers)
+
+
 def vision_params(config: dict[str, Any], text_hidden: int) -> int:
     """Parameters (elements) of the vision tower and projector :func:`param_breakdown` counts (``"vision"``, less the
     audio encoder of :func:`audio_params`)."""
@@ -275,6 +319,17 @@ def gemma4_moe_keeps_dense_mlp(text_config: dict[str, Any], model_type: str) -> 
     return model_type.startswith("gemma4") and bool(
         text_config.get("enable_moe_block") or text_config.get("use_second_mlp_block")
     )
+
+
+def arctic_residual_mlp(text_config: dict[str, Any], model_type: str) -> bool:
+    """True when a Snowflake Arctic checkpoint builds a residual MLP beside each MoE layer's experts: vLLM's
+    ``ArcticDecoderLayer`` adds ``residual_mlp = ArcticMLP(is_residual_mlp=True)``, a gated MLP whose width is the
+    hidden size (``ffn_dim = hidden_size``), and a ``residual_layernorm`` where ``config.use_residual`` and the layer
+    is a MoE layer, and sums it with the experts' output (``vllm@00db0119:vllm/model_executor/models/arctic.py::
+    ArcticDecoderLayer``, ``ArcticMLP``). Snowflake/snowflake-arctic-instruct: 35 x 3 x 7,168^2 = 5.4 B parameters
+    (10.0 GiB in bf16), the "10B dense" half of its "10B dense transformer model with a residual 128x3.66B MoE MLP"
+    (the model card) that the expert count alone misses."""
+    return model_type == "arctic" and text_config.get("use_residual") is True
 
 
 #: Top-level model types whose projector is ``Mistral3MultiModalProjector`` (a patch merger before the two linears);
@@ -448,6 +503,11 @@ def _param_breakdown(
     freq_list = t.get("moe_layer_freq") if isinstance(t.get("moe_layer_freq"), list) else None
     mlp_types = t.get("mlp_layer_types") if isinstance(t.get("mlp_layer_types"), list) else None
 
+    ernie_range = _ernie_moe_layers(t, len(spec.layers))
+    arctic_residual = arctic_residual_mlp(t, mt)
+    step3_moe_layers = _step3_moe_layers(t, len(spec.layers)) if mt == "step3_text" else None
+    step3_share_q = max(0, _i(t.get("share_q_dim"))) if mt == "step3_text" else 0
+
     def is_moe_layer(i: int) -> bool:
         if not E:
             return False
@@ -465,11 +525,20 @@ def _param_breakdown(
             return i % (_i(t.get("expert_layer_period"), 2) or 1) == _i(t.get("expert_layer_offset"), 1)
         if mt.startswith("llama4"):
             return (i + 1) % l4_step == 0
+        if step3_moe_layers is not None:
+            return i in step3_moe_layers
+        if mt == "arctic":
+            # ArcticMoE.is_moe_layer: (layer_id + 1) % config.moe_layer_frequency == 0; a dense ArcticMLP of
+            # intermediate_size elsewhere (vllm@00db0119 vllm/model_executor/models/arctic.py)
+            return (i + 1) % (_i(t.get("moe_layer_frequency"), 1) or 1) == 0
         if mlp_types is not None:
             # Laguna: ``mlp_layer_types[layer_idx] == "sparse"`` (vllm@0.34.0 laguna.py::LagunaDecoderLayer)
             return i < len(mlp_types) and mlp_types[i] == "sparse"
         if "decoder_sparse_step" in t or mlp_only:
             return i not in mlp_only and (i + 1) % sparse_step == 0
+        if ernie_range is not None:
+            lo, hi, every = ernie_range
+            return (i + 1) % every == 0 and lo <= i <= hi
         return True
 
     # Latent MoE (Nemotron-3 Super/Ultra, ``moe_latent_size``): the routed experts run in the latent width, between
@@ -487,7 +556,14 @@ def _param_breakdown(
             # KimiMoE's shared experts: one MLP of moe_intermediate_size x num_shared_experts
             # (vllm@01d99586 vllm/model_executor/models/kimi_linear.py::KimiMoE)
             n_shared = n_shared or _i(t.get("num_shared_experts"))
-        if _i(t.get("moe_shared_expert_intermediate_size")):
+        # ERNIE 4.5's: one MLP of moe_intermediate_size x moe_num_shared_experts (vllm@0028a751
+        # vllm/model_executor/models/ernie45_moe.py::Ernie4_5_MoeMoE, ``shared_experts``)
+        n_shared = n_shared or _i(t.get("moe_num_shared_experts"))
+        if mt == "step3_text" and _i(t.get("share_expert_dim")) > 0:
+            # Step 3's share_expert: one MLP of share_expert_dim on each MoE layer (vllm@0169d396
+            # vllm/model_executor/models/step3_text.py::Step3TextDecoderLayer)
+            shared += mlp_mult * h * _i(t.get("share_expert_dim"))
+        elif _i(t.get("moe_shared_expert_intermediate_size")):
             shared += mlp_mult * h * _i(t.get("moe_shared_expert_intermediate_size"))
         elif _i(t.get("shared_expert_intermediate_size")):
             shared += mlp_mult * h * _i(t.get("shared_expert_intermediate_size"))
@@ -514,7 +590,7 @@ def _param_breakdown(
         "mixer"
         if hybrid_mixer
         else "block_sparse_moe"
-        if mt.startswith(("minimax", "mixtral"))
+        if mt.startswith(("minimax", "mixtral", "arctic"))
         else ""
         if mt.startswith("gemma4")
         else "mlp"
@@ -560,17 +636,35 @@ def _param_breakdown(
             dl = (
                 layer.head_size if mt.startswith("gemma4") and layer.head_size else d
             )  # Gemma 4 global_head_dim
-            put(
-                i,
-                "linear",
-                attn_name,
-                [
-                    ("q_proj", h * H * dl * q_mult),
-                    ("k_proj", h * K * dl),
-                    ("v_proj", h * K * dl),
-                    ("o_proj", H * dl * h),
-                ],
-            )
+            if step3_share_q:
+                # Step 3's attention: q_proj only to the shared low-rank query (share_q_dim), fused with k/v into a
+                # ReplicatedLinear qkv_proj; inter_norm over it; wq share_q_dim -> H d (ColumnParallelLinear); o_proj
+                # (vllm@0169d396 vllm/model_executor/models/step3_text.py::Step3TextAttention)
+                put(
+                    i,
+                    "linear",
+                    attn_name,
+                    [
+                        ("q_proj", h * step3_share_q),
+                        ("k_proj", h * K * dl),
+                        ("v_proj", h * K * dl),
+                        ("wq", step3_share_q * H * dl),
+                        ("o_proj", H * dl * h),
+                    ],
+                )
+                out["other"] += step3_share_q
+            else:
+                put(
+                    i,
+                    "linear",
+                    attn_name,
+                    [
+                        ("q_proj", h * H * dl * q_mult),
+                        ("k_proj", h * K * dl),
+                        ("v_proj", h * K * dl),
+                        ("o_proj", H * dl * h),
+                    ],
+                )
             if attn_bias:
                 out["other"] += H * dl + 2 * K * dl
                 if neox:
@@ -725,6 +819,10 @@ def _param_breakdown(
             put_moe(i)
             if gemma4_moe_keeps_dense_mlp(t, mt):
                 put_mlp(i, "mlp", dense_i)
+            if arctic_residual:
+                # Arctic's residual MLP (w1, w3 gated, w2) of the hidden width, and its residual_layernorm
+                put(i, "linear", "residual_mlp", [("w1", h * h), ("w3", h * h), ("w2", h * h)])
+                out["other"] += h
         else:
             put_mlp(i, "mlp", dense_i)
     ple = _i(t.get("hidden_size_per_layer_input"))
@@ -1712,9 +1810,31 @@ def decoder_layer_bytes(
     Qwen-MoE model's ``mlp_only_layers``, Llama 4's non-interleaved layers, a NAS model's narrower FFNs. vLLM builds
     only a pipeline stage's own layers on its rank (``vllm/model_executor/models/utils.py::make_layers``, the range
     of ``get_pp_indices``), so a stage holds the bytes of those layers, not ``1/pp`` of the whole: GLM-4.7's 89 MoE
-    layers are 3.1 % above its per-layer mean (gt-282). Modules outside the decoder layers (embedding, LM head,
-    towers) are not listed."""
+    layers are 3.1 % above its per-layer mean (gt-282). Routed experts are priced at their own rate where the
+    checkpoint packs them apart from the other linears (MXFP4 experts beside bf16 attention, DeepSeek V4's fp4
+    experts beside fp8 blocks: :func:`weight_bytes`' ``0.5 + 1/32`` B per element, without the kernels' padding), so
+    that a layer's linear and expert bytes add up to its bytes. Modules outside the decoder layers (embedding, LM
+    head, towers) are not listed."""
     return _decoder_layer_bytes(spec, dtype_bytes, quantization)
+
+
+def _expert_rate(spec: ModelSpec, dtype_bytes: int, quantization: str | None, rate: float) -> float:
+    """Bytes per routed-expert element as :func:`weight_bytes` prices them before padding: MXFP4's ``0.5 + 1/32``
+    for an MXFP4 checkpoint (or ``--quantization mxfp4`` on an unquantized one) and for DeepSeek V4's fp4 experts
+    (:func:`_deepseek_v4_fp4_experts`), else ``rate``, the other linears' (:func:`_priced_linears`)."""
+    ck = spec.quant_method
+    q = (quantization or "").lower() or None
+    q_norm = _QUANT_ALIASES.get(q, q) if q else None
+    ck_norm = _QUANT_ALIASES.get(ck, ck) if ck else None
+    online = q_norm if q_norm and q_norm != ck_norm and not ck else None
+    method = online or ck
+    if not method:
+        return rate
+    if _QUANT_ALIASES.get(method, method) == "mxfp4" or (
+        not online and _deepseek_v4_fp4_experts(spec, method)
+    ):
+        return linear_bytes_per_param("mxfp4", None, dtype_bytes)[0]
+    return rate
 
 
 @per_model
@@ -1723,13 +1843,17 @@ def _decoder_layer_bytes(
 ) -> tuple[tuple[int, int], ...]:
     """:func:`decoder_layer_bytes` itself, with positional arguments."""
     sink, kept, rate, _unq = _priced_linears(spec, dtype_bytes, quantization)
+    exp_rate = _expert_rate(spec, dtype_bytes, quantization, rate)
     lin = [0.0] * len(spec.layers)
     exp = [0.0] * len(spec.layers)
     for (name, n, part), keep in zip(sink, kept, strict=True):
         bits = name.split(".")
         if len(bits) < 3 or bits[0] != "layers" or not bits[1].isdigit() or int(bits[1]) >= len(lin):
             continue
-        (exp if part == "experts" else lin)[int(bits[1])] += n * (dtype_bytes if keep else rate)
+        if part == "experts":
+            exp[int(bits[1])] += n * (dtype_bytes if keep else exp_rate)
+        else:
+            lin[int(bits[1])] += n * (dtype_bytes if keep else rate)
     return tuple((int(a), int(b)) for a, b in zip(lin, exp, strict=True))
 
 
@@ -1805,6 +1929,9 @@ def _tp_replicated_bytes(
         return 0, ""
     sink, kept, rate, unq = _priced_linears(spec, dtype_bytes, quantization)
     share = 1 - 1 / tp
+    step3 = (
+        spec.model_type == "step3_text" and _i((spec.text_config or spec.config or {}).get("share_q_dim")) > 0
+    )
     whole = 0.0
     kv = 0.0
     attn = 0.0  # attention projections split over attn_tp < tp (SGLang DP attention)
@@ -1814,7 +1941,9 @@ def _tp_replicated_bytes(
         if part != "linear":
             continue
         b = n * (dtype_bytes if keep else rate)
-        if name.endswith(_REPLICATED_LEAVES):
+        if name.endswith(_REPLICATED_LEAVES) or (step3 and name.endswith(".self_attn.q_proj")):
+            # Step 3's q_proj is the low-rank query inside the ReplicatedLinear qkv_proj (its k/v one KV head,
+            # replicated below as any head fewer than TP)
             whole += b
         elif replicate_kv and name.endswith((".k_proj", ".v_proj")):
             i = _i(name.split(".")[1], -1)
@@ -1836,7 +1965,9 @@ def _tp_replicated_bytes(
     if attn:
         what.append(f"attention split over {attn_tp} of {tp} ranks +{attn / 2**30:.2f} GiB")
     if whole:
-        what.append(f"MLA/indexer projections {whole / 2**30:.2f} GiB")
+        what.append(
+            f"{'the low-rank query of qkv_proj' if step3 else 'MLA/indexer projections'} {whole / 2**30:.2f} GiB"
+        )
     if routers:
         what.append(f"routers {routers / 2**30:.2f} GiB")
     if kv:

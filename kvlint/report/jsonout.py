@@ -14,8 +14,9 @@ Shape (``schema_version`` 2)::
      "suppressed": [{... same fields as a diagnostic ("fails" false) ..., "reason"}],
      "workloads": [{"file", "line", "column", "kind", "name", "namespace", "role", "container", "engine",
                     "engine_version", "image", "model", "model_id", "model_source", "model_error", "accelerator",
-                    "accelerator_how", "mig_profile", "gpus", "replicas", "plan": {... MemoryPlan.as_dict() ...} | null,
-                    "plan_error", "fleet", "sizing"}]}
+                    "accelerator_how", "mig_profile", "device", "device_share", "amd_partition", "shared",
+                    "sharing_strategy", "max_sharers", "gpu_slice": {"resource", "mib", "percent"} | null, "gpus",
+                    "replicas", "plan": {... MemoryPlan.as_dict() ...} | null, "plan_error", "fleet", "sizing"}]}
 
 Versions: 1 (kvlint 0.1.0 first cut) had no ``suppressed`` entries; 2 adds ``summary.suppressed``,
 ``summary.exemptions_allowed`` and the ``suppressed`` list. Fields are only ever added within a version;

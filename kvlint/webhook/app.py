@@ -676,8 +676,11 @@ def create_app(
             exc.status, "malformed"
         )
         state.metrics.bad_requests.labels(reason).inc()
-        state.logger.warning("bad request", extra={"fields": {"status": exc.status, "error": str(exc)}})
-        return _json_answer({"error": str(exc)}, exc.status, close=exc.status in (408, 413))
+        # bounded whatever raised it (each message quotes at most a short head of the request's own values,
+        # kvlint.webhook.review.QUOTED_CHARS): a request can write neither a long answer nor a long log line
+        text = _bounded(str(exc), LOG_REASON_CHARS)
+        state.logger.warning("bad request", extra={"fields": {"status": exc.status, "error": text}})
+        return _json_answer({"error": text}, exc.status, close=exc.status in (408, 413))
 
     async def validate(scope: Any, receive: Any, send: Any) -> None:
         """``POST /validate`` as an ASGI application: :func:`answer`'s status, headers and body."""

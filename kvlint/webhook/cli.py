@@ -321,7 +321,13 @@ def serve(**kw: Any) -> None:
     from kvlint.webhook.logs import configure_logging
     from kvlint.webhook.metrics import WebhookMetrics
     from kvlint.webhook.review import exemptions_enforceable, trust_pattern_warnings
-    from kvlint.webhook.server import build_server, make_reloader, serve_forever
+    from kvlint.webhook.server import (
+        build_server,
+        container_memory_limit,
+        make_reloader,
+        memory_limit_warning,
+        serve_forever,
+    )
 
     # The review event loop shares the GIL with the probe listener's thread and the watchers (the pipeline
     # runs in worker processes); CPython hands the GIL over every 5 ms by default, 1 ms keeps p99 low.
@@ -339,6 +345,9 @@ def serve(**kw: Any) -> None:
         ) from None
     for warning in trust_pattern_warnings(settings.trusted_controllers):
         logger.warning(warning)
+    too_little = memory_limit_warning(settings, kw.get("max_connections") or 1000, container_memory_limit())
+    if too_little:
+        logger.warning(too_little)
     if kw.get("exemptions") is False and not exemptions_enforceable(settings.options):
         logger.warning("--no-exemptions requested but this kvlint's pipeline cannot switch exemptions off")
     background: list[Any] = [reloader]

@@ -54,6 +54,7 @@ from kvlint.load import (
     SUPPRESSION_MARKER,
     SUPPRESSION_VARIANTS,
     _flatten,
+    _no_api_version,
     _resolve_scalar_uncached,
     holds_suppression_marker,
 )
@@ -297,6 +298,8 @@ def load_object(obj: dict[str, Any], path: str) -> LoadResult | None:
     result = LoadResult(files=1)
     result.read_paths.add(path)
     result.documents.extend(_flatten(Document(path, 0, root, Loc(path, 1, 1))))
+    # an object with no apiVersion (an item of a List; the API server gives every object under review one)
+    result.findings.extend(f for f in map(_no_api_version, result.documents) if f is not None)
     return result
 
 

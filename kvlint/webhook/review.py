@@ -507,6 +507,45 @@ def _decode(body: bytes | str) -> Any:
         return json.loads(body, parse_int=_long_int)
 
 
+#: The most characters of a request's own value an HTTP 400 answer quotes (and its log line, which logs the
+#: answer's text): a wrong ``apiVersion`` or ``kind`` of a megabyte was quoted whole, a 1 MB answer and a 1 MB log
+#: line for every such request (the kubelet rotates a container's log at 10 MiB by default: a few requests pushed
+#: the log of the reviews before out of reach).
+QUOTED_CHARS = 80
+
+
+def _json_type(value: Any) -> str:
+    """The JSON name of ``value``'s type, as the request spelled it: ``object``, ``array``, ``string``,
+    ``number``, ``boolean`` or ``null``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+#: What :func:`_quoted` is given for a key the request does not hold.
+_ABSENT: Any = object()
+
+
+def _quoted(value: Any) -> str:
+    """``value`` as an HTTP 400 answer quotes it, in at most :data:`QUOTED_CHARS` characters of its own and a few
+    of ours: a string's ``repr`` (its first :data:`QUOTED_CHARS` characters and how long it is when longer),
+    anything else its JSON type (``a JSON array``), :data:`_ABSENT` ``nothing``; never the whole value, whatever
+    its size."""
+    if value is _ABSENT:
+        return "nothing"
+    if isinstance(value, str):
+        if len(value) <= QUOTED_CHARS:
+            return repr(value)
+        return f"{value[:QUOTED_CHARS]!r}... ({len(value):,} characters)"
+    return f"a JSON {_json_type(value)}"
+
+
 def parse_review(body: bytes | str) -> Review:
     """Validate an AdmissionReview request body (JSON) and extract what kvlint needs.
 
@@ -526,15 +565,15 @@ def parse_review(body: bytes | str) -> Review:
             raise ReviewTooDeep(bare) from None
         raise ReviewError("request body nests too deeply") from None
     if not isinstance(data, dict):
-        raise ReviewError(f"expected an AdmissionReview object, got JSON {type(data).__name__}")
-    api_version = data.get("apiVersion")
+        raise ReviewError(f"expected an AdmissionReview object, got {_quoted(data)}")
+    api_version = data.get("apiVersion", _ABSENT)
     if api_version not in API_VERSIONS:
         raise ReviewError(
-            f"apiVersion must be one of {', '.join(API_VERSIONS)}, got {api_version!r} "
+            f"apiVersion must be one of {', '.join(API_VERSIONS)}, got {_quoted(api_version)} "
             "(set admissionReviewVersions: [v1] in the ValidatingWebhookConfiguration)"
         )
     if data.get("kind") != "AdmissionReview":
-        raise ReviewError(f"kind must be AdmissionReview, got {data.get('kind')!r}")
+        raise ReviewError(f"kind must be AdmissionReview, got {_quoted(data.get('kind', _ABSENT))}")
     req = data.get("request")
     if not isinstance(req, dict):
         raise ReviewError("AdmissionReview has no request object")
@@ -558,7 +597,7 @@ def parse_review(body: bytes | str) -> Review:
     old = req.get("oldObject")
     for key, value in (("object", obj), ("oldObject", old)):
         if value is not None and not isinstance(value, dict):
-            raise ReviewError(f"request.{key} must be an object or null, got {type(value).__name__}")
+            raise ReviewError(f"request.{key} must be an object or null, got {_quoted(value)}")
     kind_info = req.get("kind")
     kind = kind_info.get("kind") if isinstance(kind_info, dict) else None
     if not isinstance(kind, str):
@@ -1191,7 +1230,8 @@ def build_response(
     as warnings marked ``(error, pre-existing)``, and admitted alone they give outcome ``would_deny``.
     ``warn``: always allowed; errors become warnings marked ``(error, not enforced)``. ``audit``:
     always allowed, no warnings. Info diagnostics are never sent. ``auditAnnotations`` record
-    ``verdict`` and ``rules`` in the API server's audit log.
+    ``verdict`` and ``rules`` in the API server's audit log, and ``suppressed`` (the number of findings the
+    object's own ``kvlint.io/ignore`` annotations suppressed) when there are any.
     """
     diags: list[Diagnostic] = list(result.diagnostics)
     if settings.failure_mode == "closed":
@@ -1225,6 +1265,10 @@ def build_response(
     rules = verdict.rules
     if rules:
         audit["rules"] = ",".join(rules)
+    if suppressed:
+        # the requester's own kvlint.io/ignore annotation removed these findings: without this, the audit log
+        # recorded such an object as "allow", like one with nothing to find
+        audit["suppressed"] = str(suppressed)
     message = deny_message(review, blocking) if not allowed else ""
     from kvlint.types import findings_stood_for
 

@@ -60,6 +60,72 @@ DEFAULT_HANDSHAKE_TIMEOUT_SECONDS = 5.0
 DEFAULT_MAX_HEADER_BYTES = 64 * 1024
 
 
+#: What the server, its fork server and the multiprocessing resource tracker hold themselves, beyond the bounds
+#: the server enforces (:func:`memory_bound`): about 100 MiB together when idle (the server some 45 MB, the fork
+#: server 45 MB, the tracker 13 MB), the server some 50 MB more after 20,000 reviews (docs/webhook.md,
+#: "Performance and memory"). The chart's ``kvlint.memoryBound`` adds the same figure.
+SERVER_ALLOWANCE_BYTES = 256 * 2**20
+
+#: Where a container's memory limit is read (cgroup v2, then v1): the kernel's own files, never a path a request
+#: names.
+CGROUP_MEMORY_LIMIT_FILES = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+
+
+def memory_bound(
+    settings: Any, max_connections: int, max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
+) -> int | None:
+    """Bytes the webhook's processes may hold at once by what the server enforces, or None when the workers'
+    memory is not capped (``settings.worker_memory_bytes`` None). The sum of: each worker at its address-space cap
+    (``RLIMIT_AS``, which bounds its resident memory too) x ``settings.workers``; the request bodies held before a
+    worker decodes them (``settings.body_buffer_bytes``); a header buffer of ``max_header_bytes`` for each of
+    ``max_connections``; :data:`SERVER_ALLOWANCE_BYTES`. A container memory limit below it lets the kernel's OOM
+    killer end the whole container (the kubelet sets ``memory.oom.group`` on cgroup v2 from Kubernetes 1.28)
+    instead of one worker's allocation failing."""
+    if not settings.worker_memory_bytes:
+        return None
+    return (
+        settings.workers * settings.worker_memory_bytes
+        + settings.body_buffer_bytes
+        + max_connections * max_header_bytes
+        + SERVER_ALLOWANCE_BYTES
+    )
+
+
+def container_memory_limit(paths: tuple[str, ...] = CGROUP_MEMORY_LIMIT_FILES) -> int | None:
+    """The memory limit of the cgroup this process runs in, in bytes, from the first of ``paths`` that can be read
+    (cgroup v2 ``memory.max``, v1 ``memory.limit_in_bytes``), or None: no such file, ``max`` (no limit), v1's
+    page-rounded "no limit" (2^62 and above), or not a number. Never raises."""
+    for path in paths:
+        try:
+            with open(path, encoding="ascii") as fh:
+                text = fh.read(64).strip()
+        except (OSError, ValueError):
+            continue
+        if not text.isdigit():
+            return None
+        value = int(text)
+        return value if 0 < value < 2**62 else None
+    return None
+
+
+def memory_limit_warning(settings: Any, max_connections: int, limit: int | None) -> str | None:
+    """The start-up warning when the container's memory ``limit`` (bytes; None: none) is below
+    :func:`memory_bound`, naming both in MiB and the settings to change; None when it holds or cannot be
+    compared."""
+    bound = memory_bound(settings, max_connections)
+    if limit is None or bound is None or limit >= bound:
+        return None
+    mib = 2**20
+    return (
+        f"the container's memory limit ({limit / mib:,.0f} MiB) is below what the webhook may hold at once "
+        f"({-(-bound // mib):,} MiB: {settings.workers} workers x --worker-memory {settings.worker_memory_bytes / mib:,.0f} "
+        f"MiB, {settings.body_buffer_bytes / mib:,.0f} MiB of request bodies, {max_connections:,} connections' headers "
+        f"and {SERVER_ALLOWANCE_BYTES // mib} MiB for the server itself): past the limit the kernel's OOM killer ends "
+        "the whole container, not the one worker, and the API server's failurePolicy decides every review until it is "
+        "back; raise the limit, or lower --workers, --worker-memory, --max-request-bytes or --max-connections"
+    )
+
+
 def _check_uvicorn(config: Any, listener: str) -> None:
     """Log a warning when uvicorn's HTTP protocol lacks what kvlint's connection limits read
     (:func:`kvlint.webhook.protocol.missing_uvicorn_internals`): a uvicorn release that renamed them would
@@ -390,4 +456,15 @@ class ServerThread:
         self.stop()
 
 
-__all__ = ["ProbeServer", "ServerThread", "build_server", "make_reloader", "serve_forever"]
+__all__ = [
+    "CGROUP_MEMORY_LIMIT_FILES",
+    "SERVER_ALLOWANCE_BYTES",
+    "ProbeServer",
+    "ServerThread",
+    "build_server",
+    "container_memory_limit",
+    "make_reloader",
+    "memory_bound",
+    "memory_limit_warning",
+    "serve_forever",
+]

@@ -496,8 +496,34 @@ def _say_long_key(obj: Any, loaded: Any) -> None:
             f"keys of at most {MAX_YAML_KEY_CHARS:,} characters there (PyYAML's limit on an implicit key); nothing "
             "in the object was checked"
         ),
-        fix="shorten the key: Kubernetes takes a label or annotation key of at most 317 characters (a prefix of "
-        "253, '/', a name of 63); or exempt the object from the webhook (namespaceSelector or objectSelector)",
+        fix=long_key_fix(where),
+    )
+
+
+def long_key_fix(where: str) -> str:
+    """The remedy for a key over :data:`MAX_YAML_KEY_CHARS` in the mapping at ``where`` (a dotted path, as
+    :func:`long_key` gives it), with the longest key the API server itself takes there, each figure said as what it
+    is: a label or annotation key is a qualified name, an optional DNS-subdomain prefix of at most 253 characters,
+    ``/`` and a name of at most 63, 317 in all (k8s.io/apimachinery ``pkg/util/validation/validation.go``:
+    ``IsQualifiedName``, ``DNS1123SubdomainMaxLength``, ``qualifiedNameMaxLength``; ``ValidateAnnotations`` and
+    ``ValidateLabelName`` call it); a ConfigMap or Secret ``data``/``binaryData`` key at most 253 (``IsConfigMapKey``).
+    Elsewhere only the reader's own limit is said."""
+    last = where.rsplit(".", 1)[-1]
+    exempt = "; or exempt the object from the webhook (namespaceSelector or objectSelector)"
+    if last in ("labels", "annotations"):
+        what = "an annotation" if last == "annotations" else "a label"
+        return (
+            f"shorten the key: the API server refuses {what} key longer than 317 characters (an optional prefix, a "
+            "DNS subdomain of at most 253, then '/', then a name of at most 63: 253 + 1 + 63)" + exempt
+        )
+    if last in ("data", "binaryData"):
+        return (
+            f"shorten the key: the API server refuses a ConfigMap or Secret {last} key longer than 253 characters "
+            "(a DNS subdomain's length)" + exempt
+        )
+    return (
+        f"shorten the key to at most {MAX_YAML_KEY_CHARS - 2:,} characters ({MAX_YAML_KEY_CHARS:,} as JSON)"
+        + exempt
     )
 
 

@@ -32,8 +32,10 @@ resources are those of the worker group's Ray container (the first group request
 groups whose node selectors name different GPUs, the one of the ``accelerator_type``'s GPU, else the one of the GPU
 with the least memory, said in a KV504 note: :meth:`_Reader.group_for`), its node selector, affinity and
 tolerations that group's pod's; the application's and the entry's
-``runtime_env.env_vars`` are added to its env. The vLLM release is the one the Ray release of a
-``rayproject/ray-llm`` image installs (:func:`kvlint.engines.images.engine_version`).
+``runtime_env.env_vars`` are added to its env. The vLLM release is the one a ``runtime_env`` ``pip``/``uv``
+requirement pins, the entry's own (``LLMConfig.runtime_env``, for its replica and engine workers) before the
+application's (:func:`_pinned_vllm`, a KV504 note at it), else the one the Ray release of a ``rayproject/ray-llm``
+image installs (:func:`kvlint.engines.images.engine_version`).
 
 A ``!!binary`` value in ``serveConfigV2`` (an ``import_path`` among them) is read as the text it decodes to, as
 KubeRay's Go YAML reader decodes it, with a KV504 note at it; invalid base64, which that reader refuses, is a
@@ -946,7 +948,33 @@ class _Reader:
                     )
                 continue
             args += _kwarg_words(key, v, kloc, loc_of(kwargs, k), known)
-        self.out.append(self.workload(app, cfg, model_id, args, loc, path, j))
+        w = self.workload(app, cfg, model_id, args, loc, path, j)
+        # the vLLM release a runtime_env pins: the LLM config's own (ray-project/ray python/ray/llm/_internal/serve/
+        # configs/server_models.py LLMConfig.runtime_env, "the runtime_env to use for the model deployment replica
+        # and the engine workers"), else the application's, which Ray installs over the image's Python environment
+        # (jimmyshah83/gpt-oss-k8s-gpu-inferencing: pip ["vllm==0.10.1+gptoss"] in the LLM config, "vllm" unpinned
+        # in the application's; KV208 said the release was the Ray image's and assumed the newest)
+        pin, ploc, field = _pinned_vllm(cfg.get("runtime_env"), self.requirements)
+        if pin is not None:
+            field = f"llm_configs[{j}].{field}"
+        else:
+            pin, ploc, field = _pinned_vllm(app.get("runtime_env"), self.requirements)
+        if pin is not None:
+            note = _finding(
+                "KV504",
+                f"vLLM {pin} is read from {field}, which Ray installs for the LLM's deployment and engine workers "
+                "over the image's Python environment",
+                ploc,
+                severity="info",
+            )
+            w = replaced(
+                w,
+                engine_release=pin,
+                engine_release_from=(field, ploc),
+                image_source=None,
+                findings=(*w.findings, note),
+            )
+        self.out.append(w)
 
     def gpu_groups(self) -> list[tuple[LDict, str, int | None, Any]]:
         """The GPU worker groups with the GPU each one's own scheduling names (``nodeSelector``, required node

@@ -1308,6 +1308,40 @@ def node_workers(ctx: RuleContext) -> int | None:
     return lay.workers // nnodes
 
 
+def _request_gpus_fix(ctx: RuleContext, resource: str) -> str:
+    """KV405's remedy: the resource request for the GPUs the engine's layout uses (:func:`pod_gpus_needed`), else
+    for "the number of GPUs the engine uses"."""
+    need = pod_gpus_needed(ctx)
+    if need is None:
+        return f"set resources.limits['{resource}'] to the number of GPUs the engine uses"
+    n, how = need
+    return f"set resources.limits['{resource}']: {n}, the GPUs the engine uses ({how})"
+
+
+def pod_gpus_needed(ctx: RuleContext) -> tuple[int, str] | None:
+    """The GPUs the engine's workers use in this pod (``tensor x pipeline x local data-parallel`` workers, one GPU
+    each, :attr:`kvlint.engines.layout.Parallelism.workers`; a node's share of a multi-node engine,
+    :func:`node_workers`) and the flags that say so (``--tensor-parallel-size 4``; "vLLM's default
+    tensor-parallel-size 1" when none is set), for a remedy that requests them; None when the layout does not say:
+    a size kvlint cannot resolve, Ray placing the workers on other pods, TGI's default shard count (the GPUs the
+    container sees, whatever it requests)."""
+    lay = ctx.layout
+    if not lay.known or lay.ray or (ctx.engine == "tgi" and not lay.explicit):
+        return None
+    n = node_workers(ctx) if lay.nnodes > 1 else lay.workers
+    if n is None or n < 1:
+        return None
+    names = {"vllm": "vLLM's default tensor-parallel-size 1", "sglang": "SGLang's default --tp-size 1"}
+    how = (
+        lay.described
+        if lay.explicit and lay.described
+        else names.get(ctx.engine, "the engine's default layout")
+    )
+    if lay.nnodes > 1:
+        how += f", this node's share of {lay.nnodes} nodes"
+    return n, how
+
+
 #: What a follower node with fewer GPUs than its workers does (:func:`_follower_gpus`).
 _FOLLOWER_TOO_FEW = {
     "vllm": "the worker whose local rank has no GPU stops ('local rank is out of bounds', vllm/v1/worker/"
@@ -1794,9 +1828,7 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
             ),
             at,
             # the vendor's resource of the build the container runs (a ROCm image takes amd.com/gpu, as KV501 says)
-            fix=nim
-            or f"set resources.limits['{gpu}'] to the number of GPUs the engine uses"
-            + _kustomize_base_fix(at.file if at is not None else None),
+            fix=nim or _request_gpus_fix(ctx, gpu) + _kustomize_base_fix(at.file if at is not None else None),
         )
 
 
@@ -2238,6 +2270,43 @@ def _close_gpu_resource(name: str) -> str | None:
     return close[0] if close else None
 
 
+#: apimachinery ``pkg/util/validation/validation.go``: a qualified name's name part (``qualifiedNameFmt``, at most
+#: 63 characters) and the DNS-1123 subdomain its optional prefix must be (``dns1123SubdomainFmt``, at most 253).
+_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+#: The domains of the accelerator resources device plugins advertise (``nvidia.com``, ``amd.com``, ``habana.ai``,
+#: ``gpu.intel.com``, ...): a resource key that is not a qualified name but carries one of them was meant as that
+#: vendor's accelerator (AnticipatedD/AMD_Instinct's ``://amd.com: "1"``).
+_ACCELERATOR_DOMAINS = tuple(dict.fromkeys(r.split("/", 1)[0] for r in GPU_RESOURCES))
+
+
+def is_qualified_name(key: str) -> bool:
+    """Whether ``key`` is a Kubernetes qualified name, as the API server validates an extended resource's name
+    (kubernetes ``pkg/apis/core/validation/validation.go`` ``validateResourceName`` calls apimachinery
+    ``IsQualifiedName``): ``[prefix/]name``, the prefix a DNS-1123 subdomain of at most 253 characters, the name
+    alphanumeric characters, ``-``, ``_`` or ``.``, starting and ending alphanumeric, at most 63 characters; more
+    than one ``/`` is not a qualified name."""
+    parts = key.split("/")
+    if len(parts) > 2:
+        return False
+    name = parts[-1]
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix or len(prefix) > 253 or _DNS1123_SUBDOMAIN.fullmatch(prefix) is None:
+            return False
+    return 0 < len(name) <= 63 and _QUALIFIED_NAME.fullmatch(name) is not None
+
+
+def _meant_gpu_resource(low: str) -> str | None:
+    """The accelerator resource whose vendor domain ``low`` (a lower-case resource key) contains, the vendor's GPU
+    first (``amd.com/gpu`` for ``://amd.com``), or None."""
+    for domain in _ACCELERATOR_DOMAINS:
+        if domain in low:
+            return next(r for r in GPU_RESOURCES if r.startswith(domain + "/"))
+    return None
+
+
 def invalid_gpu_resources(container: object) -> list[tuple[str, str, str | None]]:
     """``(resource name, section, suggested name)`` for each accelerator-looking resource of the container that
     is not a valid extended-resource name or not one a device plugin advertises. GPU-sharing plugins' resources
@@ -2255,6 +2324,11 @@ def invalid_gpu_resources(container: object) -> list[tuple[str, str, str | None]
             low = key.lower()
             close = _close_gpu_resource(low)
             gpuish = any(w in low for w in ("gpu", "tpu", "gaudi", "neuron", "accelerator"))
+            meant = _meant_gpu_resource(low)
+            if not is_qualified_name(key) and (gpuish or close or meant):
+                # not a name the API server accepts at all (more than one '/', an empty or invalid domain)
+                out.append((key, section, close or meant or NVIDIA_GPU))
+                continue
             if "/" not in key:
                 if gpuish or close:
                     out.append((key, section, close or NVIDIA_GPU))
@@ -2275,7 +2349,13 @@ def gpu_resource_name_invalid(ctx: RuleContext) -> Iterator[Diagnostic]:
     for key, section, guess in invalid_gpu_resources(ctx.container):
         loc = loc_of(res.get(section), key) if isinstance(res, dict) else None
         hint = f"; did you mean {guess}?" if guess else ""
-        if "/" not in key:
+        if not is_qualified_name(key):
+            msg = (
+                f"resources.{section} '{key}' is not a valid resource name: the API server rejects the pod, a "
+                f"resource name must be a qualified name, a DNS subdomain, '/' and a name of letters, digits, '-', "
+                f"'_' or '.'{hint}"
+            )
+        elif "/" not in key:
             msg = (
                 f"resources.{section} '{key}' is not a valid resource name (an extended resource needs a domain, "
                 f"like nvidia.com/gpu): the API server rejects the pod ('must be a standard resource type or fully "

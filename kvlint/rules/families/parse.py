@@ -175,7 +175,16 @@ def _contradicting_annotations(ctx: RuleContext) -> Iterator[Diagnostic]:
             fix=f"remove the annotation, or serve {overruled} in the engine's command if that is the model",
         )
     replaced = cr.model_annotation_replaced
-    if replaced is not None and overruled is None:
+    if replaced is not None and overruled is None and cr.model is None:
+        ann = w.annotations.get(MODEL_ANNOTATION)
+        yield ctx.finding(
+            f"{MODEL_ANNOTATION}: {ann} replaces the model the pod serves, {replaced}, which kvlint can read, but "
+            f"kvlint cannot read {ann} (KV502): the pod is not sized, so none of the capacity findings of the model "
+            "the engine loads is made (exemptions are allowed, so the annotation decides)",
+            annotation_loc(w, MODEL_ANNOTATION),
+            fix="remove the annotation (the pod names its model), or correct it to the model the engine serves",
+        )
+    elif replaced is not None and overruled is None:
         ann = w.annotations.get(MODEL_ANNOTATION)
         yield ctx.finding(
             f"{MODEL_ANNOTATION}: {ann} replaces the model the pod serves, {replaced}, which kvlint can read: "

@@ -24,6 +24,7 @@ from kvlint.engines.images import (
     path_placeholder,
     platform_evidence,
     rocm_build_target,
+    rocm_family_target,
 )
 from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.gpu_resources import AMD_GPU, NVIDIA_GPU, amd_partition_of
@@ -39,7 +40,7 @@ from kvlint.models.resolve import ANNOTATE_HINT, UNMODELLED_HUB_IDS
 from kvlint.numbers import times
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import is_runtime_template, runtime_names_model, unsized_before_model
-from kvlint.rules.families.parallelism import idle_gpus
+from kvlint.rules.families.parallelism import idle_gpus, pod_gpus_needed
 from kvlint.rules.registry import check
 from kvlint.source import Loc, loc_of
 from kvlint.template_params import unresolved_parameters
@@ -384,10 +385,13 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
                 "capacity rules skipped: the container requests no GPU (no nvidia.com/gpu or other accelerator "
                 "resource), so there is no GPU to size the engine on"
             )
-            fix = (
-                f"request the GPUs the engine uses: resources.limits: {{{resource}: N}} (KV405); then name the GPU "
-                f"type, {name_it}"
+            need = pod_gpus_needed(ctx)
+            request = (
+                f"resources.limits: {{{resource}: {need[0]}}} ({need[1]})"
+                if need is not None
+                else f"resources.limits: {{{resource}: N}}"
             )
+            fix = f"request the GPUs the engine uses: {request} (KV405); then name the GPU type, {name_it}"
         yield ctx.finding(
             message + (f"; {profile}" if profile else ""),
             loc_of(s.container, "resources") or s.command_loc,
@@ -451,6 +455,11 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
     # the example GPU one the container fits on, when the fleet plan has one (a whole GPU, not a MIG slice of it)
     fits = {e.accelerator.id for e in cr.fleet if e.verdict == "fits" and e.mig_profile is None}
     whole = [e.accelerator.id for e in cr.fleet if e.mig_profile is None]
+    if cr.fleet and not whole:
+        # a MIG slice requested (nvidia.com/mig-3g.40gb): the fleet plan is on the GPUs that offer it, and the
+        # example names one of them, not an L4 that has no MIG (adnan-drina/rhoai3-nvidia-demo's Nemotron 3 Nano)
+        fits = {e.accelerator.id for e in cr.fleet if e.verdict == "fits"}
+        whole = [e.accelerator.id for e in cr.fleet]
     fix = name_gpu_fix(
         "rocm" if vendor == "amd" or (vendor is None and platform == "rocm") else "cuda", fits, whole
     )
@@ -512,10 +521,16 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
     elif all(e.accelerator.vendor == "amd" for e in cr.fleet):
         which = "kvlint's default ROCm fleet (AMD Instinct)"
         built = rocm_build_target(s.image)
+        family = rocm_family_target(s.image) if built is None else None
         if built is not None and len(cr.fleet) < len(default_fleet("rocm")):
             which += (
                 f", its {built[0]} GPUs only (image {s.image} is built for {built[0]} alone, its {built[1]} tag: "
                 "it runs on no other AMD architecture)"
+            )
+        elif family is not None and len(cr.fleet) < len(default_fleet("rocm")):
+            which += (
+                f", its {family[0]} GPUs only (image {s.image} is AMD's vLLM build for {family[1].upper()} GPUs, "
+                f"as its tag says; {family[0]} in vLLM's ROCm requirements)"
             )
     else:
         which = "kvlint's default fleet"

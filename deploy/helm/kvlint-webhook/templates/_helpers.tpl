@@ -146,7 +146,11 @@ expression: >-
 
 {{/*
 A pod spec at .spec requests an accelerator or runs a serving-engine image: the resource prefixes and image
-words of webhook-match.yaml (.match), written from what kvlint reads (tools/gen_webhook_kinds.py).
+words of webhook-match.yaml (.match), written from what kvlint reads (tools/gen_webhook_kinds.py), in a container
+or in a sidecar init container (restartPolicy: Always), and a Dynamic Resource Allocation claim, as kvlint reads
+them (kvlint.workloads.base.engine_containers): a vLLM sidecar on a GPU beside an application container, or an
+engine whose GPU is a DRA claim under an image name of its own, was never sent, and so admitted unreviewed though
+the server denies it.
 */}}
 {{- define "kvlint.gpuCondition" -}}
 {{- $resources := list "k.endsWith('/gpu')" -}}
@@ -157,12 +161,12 @@ words of webhook-match.yaml (.match), written from what kvlint reads (tools/gen_
 {{- range .match.engineImageWords -}}
 {{- $images = append $images (printf "c.image.contains('%s')" .) -}}
 {{- end -}}
+{{- $container := printf "(has(c.resources) && has(c.resources.limits) && c.resources.limits.exists(k, %s)) || (has(c.resources) && has(c.resources.claims) && size(c.resources.claims) > 0) || (has(c.image) && (%s))" (join " || " $resources) (join " || " $images) -}}
 name: gpu-or-serving-engine
 expression: >-
-  {{ .spec }}.containers.exists(c,
-  (has(c.resources) && has(c.resources.limits) &&
-  c.resources.limits.exists(k, {{ join " || " $resources }})) ||
-  (has(c.image) && ({{ join " || " $images }})))
+  {{ .spec }}.containers.exists(c, {{ $container }}) ||
+  (has({{ .spec }}.initContainers) && {{ .spec }}.initContainers.exists(c,
+  has(c.restartPolicy) && c.restartPolicy == 'Always' && ({{ $container }})))
 {{- end -}}
 
 {{/*
@@ -175,4 +179,48 @@ name: not-a-kubelets-mirror-pod
 expression: >-
   !(request.userInfo.username.startsWith('system:node:') &&
   has(object.metadata.annotations) && 'kubernetes.io/config.mirror' in object.metadata.annotations)
+{{- end -}}
+
+{{/* A size in bytes (an integer as text), or "" when .value is not one: with "kube" true as Kubernetes reads a
+resource quantity (k8s.io/apimachinery pkg/api/resource: binary Ki..Ei, decimal k, M..E, m milli; case matters),
+else as the server reads --worker-memory and --max-request-bytes (kvlint.webhook.cli._parse_size: ki, mi, gi, k,
+m, g in any case, a trailing B). An exponent form (1e9) is not read (""). */}}
+{{- define "kvlint.bytes" -}}
+{{- $text := trim (toString .value) -}}
+{{- if or (kindIs "float64" .value) (kindIs "int" .value) (kindIs "int64" .value) -}}
+{{- /* a number in the values (YAML 1073741824 reaches the template as a float64, which toString writes
+as 1.073741824e+09) */ -}}
+{{- $text = printf "%.0f" (float64 .value) -}}
+{{- end -}}
+{{- $units := dict "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "Ei" 1152921504606846976.0 "k" 1000.0 "M" 1000000.0 "G" 1000000000.0 "T" 1000000000000.0 "P" 1000000000000000.0 "E" 1000000000000000000.0 "m" 0.001 -}}
+{{- $pattern := "^([0-9]+[.]?[0-9]*|[.][0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E|m)?$" -}}
+{{- if not .kube -}}
+{{- $text = lower $text | trimSuffix "b" -}}
+{{- $units = dict "ki" 1024.0 "mi" 1048576.0 "gi" 1073741824.0 "k" 1000.0 "m" 1000000.0 "g" 1000000000.0 -}}
+{{- $pattern = "^([0-9]+[.]?[0-9]*|[.][0-9]+)(ki|mi|gi|k|m|g)?$" -}}
+{{- end -}}
+{{- if regexMatch $pattern $text -}}
+{{- $num := regexFind "^[0-9.]+" $text -}}
+{{- $suffix := trimPrefix $num $text -}}
+{{- printf "%.0f" (mulf (float64 $num) (ternary (get $units $suffix) 1.0 (ne $suffix ""))) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Bytes the webhook's container may hold at once, by what the server enforces (kvlint.webhook.server.memory_bound,
+whose start-up warning says the same of a limit set by hand; docs/webhook.md, "The container's memory limit"): each
+worker at its address-space cap (--worker-memory, RLIMIT_AS, which bounds its resident memory too), the request
+bodies the server holds before a worker decodes them (kvlint.webhook.review.WebhookSettings.body_buffer_bytes:
+4 x (workers + 2) x --max-request-bytes), a header buffer of each connection at --max-connections
+(kvlint.webhook.server.DEFAULT_MAX_HEADER_BYTES, 64 KiB) and 256 MiB for the server, the fork server and the
+resource tracker themselves (about 100 MiB together when idle, the server some 50 MB more after 20,000 reviews).
+"" when workerMemory is 0 (no cap) or a value is not read. */}}
+{{- define "kvlint.memoryBound" -}}
+{{- $worker := include "kvlint.bytes" (dict "value" .Values.workerMemory "kube" false) -}}
+{{- $body := include "kvlint.bytes" (dict "value" .Values.maxRequestBytes "kube" false) -}}
+{{- if and $worker $body (gt (float64 $worker) 0.0) -}}
+{{- $workers := float64 .Values.workers -}}
+{{- $held := mulf 4.0 (addf $workers 2.0) (float64 $body) -}}
+{{- $headers := mulf (float64 .Values.maxConnections) 65536.0 -}}
+{{- printf "%.0f" (addf (mulf $workers (float64 $worker)) $held $headers 268435456.0) -}}
+{{- end -}}
 {{- end -}}

@@ -1,0 +1,121 @@
+"""The vision tower vLLM builds whole on every tensor-parallel rank under ``--mm-encoder-tp-mode data``.
+
+``vllm/model_executor/models/qwen2_5_vl.py`` (vllm-project/vllm@002d181a) sets ``use_data_parallel =
+multimodal_config.mm_encoder_tp_mode == "data"`` and passes it to every linear layer of the vision tower as
+``disable_tp``, so each rank holds the whole tower and encodes its share of the images with it; a model whose class
+does not declare ``supports_encoder_tp_data`` falls back to ``weights`` (``vllm/config/model.py``, "This model does
+not support `--mm-encoder-tp-mode data`"). Until branch memory54 kvlint read the flag for the encoder's activation
+only and split the tower's weights over TP in both modes. The expected figures come from the tower's own size
+(:func:`kvlint.models.weights.vision_params`), not from any engine output.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import kvlint.memory.vllm as V
+from kvlint.models import resolve_model
+from kvlint.models.weights import vision_params
+
+GiB = 1 << 30
+H100 = {"gpu_name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0"}
+H100_TOTAL = int(79.19 * GiB)
+
+
+def _weights(model_id: str, mode: str | None, tp: int, pp: int = 1, **kw: object) -> int:
+    model = resolve_model(model_id, allow_hub=False)
+    s = V.VllmSettings(  # type: ignore[arg-type]
+        version="0.19.0",
+        tensor_parallel_size=tp,
+        pipeline_parallel_size=pp,
+        max_model_len=8192,
+        mm_encoder_tp_mode=mode,
+        **kw,
+    )
+    return V.plan_vllm_detailed(s, model, H100_TOTAL, **H100).plan.weights_bytes
+
+
+@pytest.mark.parametrize("tp", [2, 4])
+def test_data_mode_holds_the_whole_vision_tower_on_each_rank(tp: int) -> None:
+    model = resolve_model("Qwen/Qwen2.5-VL-7B-Instruct", allow_hub=False)
+    tower = vision_params(model.config or {}, model.hidden_size) * 2  # bf16, towers are not quantized
+    assert tower > GiB
+    split = _weights("Qwen/Qwen2.5-VL-7B-Instruct", None, tp)
+    whole = _weights("Qwen/Qwen2.5-VL-7B-Instruct", "data", tp)
+    assert whole - split == pytest.approx(tower * (1 - 1 / tp), abs=8)
+    # "weights" (the default) splits it as no flag does
+    assert _weights("Qwen/Qwen2.5-VL-7B-Instruct", "weights", tp) == split
+
+
+@pytest.mark.parametrize("model_id", ["Qwen/Qwen3-VL-8B-Instruct", "Qwen/Qwen3-VL-30B-A3B-Instruct"])
+def test_data_mode_read_by_the_class_not_the_text_model_type(model_id: str) -> None:
+    # Qwen3-VL's config nests its text model (text_config.model_type qwen3_vl_text / qwen3_vl_moe_text), which is the
+    # ModelSpec's model_type; vLLM picks the class from architectures (Qwen3VLForConditionalGeneration,
+    # Qwen3VLMoeForConditionalGeneration, both declaring supports_encoder_tp_data). Until branch review54A kvlint
+    # compared the text model_type with "qwen3_vl" and split the tower in data mode.
+    model = resolve_model(model_id, allow_hub=False)
+    assert model.model_type != (model.config or {}).get("model_type")  # the nested shape this test is about
+    assert V.encoder_tp_data(V.VllmSettings(mm_encoder_tp_mode="data"), model)
+    tower = vision_params(model.config or {}, model.hidden_size) * 2
+    assert tower > 0
+    split = _weights(model_id, None, 2)
+    whole = _weights(model_id, "data", 2)
+    assert whole - split == pytest.approx(tower / 2, abs=8)
+
+
+def test_data_mode_under_pipeline_parallelism_puts_the_whole_tower_on_the_stage() -> None:
+    model = resolve_model("Qwen/Qwen2.5-VL-7B-Instruct", allow_hub=False)
+    tower = vision_params(model.config or {}, model.hidden_size) * 2
+    split = _weights("Qwen/Qwen2.5-VL-7B-Instruct", None, 2, pp=2)
+    whole = _weights("Qwen/Qwen2.5-VL-7B-Instruct", "data", 2, pp=2)
+    assert whole - split == pytest.approx(tower / 2, abs=8)
+
+
+def test_no_change_at_tp1_without_a_tower_or_for_a_model_that_falls_back() -> None:
+    vl = "Qwen/Qwen2.5-VL-7B-Instruct"
+    assert _weights(vl, "data", 1) == _weights(vl, None, 1)
+    # no image or video built: nothing to replicate
+    off = {"limit_mm_per_prompt": {"image": 0, "video": 0}}
+    assert _weights(vl, "data", 2, **off) == _weights(vl, None, 2, **off)
+    # Gemma 3 does not declare supports_encoder_tp_data: vLLM falls back to "weights"
+    g = "google/gemma-3-12b-it"
+    assert not V.encoder_tp_data(V.VllmSettings(mm_encoder_tp_mode="data"), resolve_model(g, allow_hub=False))
+    assert _weights(g, "data", 2) == _weights(g, None, 2)
+
+
+def _sglang_weights(
+    *args: str, version: str = "0.5.23", model_id: str = "Qwen/Qwen2.5-VL-7B-Instruct"
+) -> int:
+    from kvlint.engines import parse_command_line
+    from kvlint.memory.sglang import sglang_prelude
+
+    s = parse_command_line(["python", "-m", "sglang.launch_server", "--model-path", "x", *args], version)
+    s.version = version
+    return sglang_prelude(s, resolve_model(model_id, allow_hub=False)).weights_bytes
+
+
+def test_sglang_dp_encoder_holds_the_whole_vision_tower_on_each_rank() -> None:
+    # SGLang's --mm-enable-dp-encoder: sglang/srt/models/qwen2_5_vl.py reads get_global_server_args().
+    # mm_enable_dp_encoder into use_data_parallel and builds the vision blocks with tp_size 1
+    model = resolve_model("Qwen/Qwen2.5-VL-7B-Instruct", allow_hub=False)
+    tower = vision_params(model.config or {}, model.hidden_size) * 2
+    split = _sglang_weights("--tp-size", "4")
+    whole = _sglang_weights("--tp-size", "4", "--mm-enable-dp-encoder")
+    assert whole - split == pytest.approx(tower * (1 - 1 / 4), abs=8)
+    # one rank: nothing to replicate
+    assert _sglang_weights("--mm-enable-dp-encoder") == _sglang_weights()
+
+
+@pytest.mark.parametrize("version", ["0.5.8", "0.5.23"])
+@pytest.mark.parametrize("model_id", ["Qwen/Qwen3-VL-8B-Instruct", "Qwen/Qwen3-VL-30B-A3B-Instruct"])
+def test_sglang_dp_encoder_holds_qwen3_vl_tower_whole(model_id: str, version: str) -> None:
+    # sglang/srt/models/qwen3_vl.py (0.5.8 and 0.5.23 wheels): Qwen3VLForConditionalGeneration.__init__ reads
+    # mm_enable_dp_encoder into use_data_parallel and passes it to Qwen3VLMoeVisionModel, whose blocks, merger and
+    # deepstack mergers then take tp_size 1; Qwen3VLMoeForConditionalGeneration (qwen3_vl_moe.py) runs that __init__.
+    # Until branch review54A kvlint listed Qwen2.5-VL, GLM-4.5V and InternVL only and split Qwen3-VL's tower.
+    model = resolve_model(model_id, allow_hub=False)
+    tower = vision_params(model.config or {}, model.hidden_size) * 2
+    assert tower > 0
+    split = _sglang_weights("--tp-size", "4", version=version, model_id=model_id)
+    whole = _sglang_weights("--tp-size", "4", "--mm-enable-dp-encoder", version=version, model_id=model_id)
+    assert whole - split == pytest.approx(tower * (1 - 1 / 4), abs=8)
