@@ -38,6 +38,10 @@ SCRIPTS = [
     "vllm serve m $ARGS",
     'read -ra ARGS < args.txt; vllm serve m "${ARGS[@]}"',
     'vllm serve m "${ARGS[@]}"',
+    # a value assigned from one kvlint does not read holds its reference as written: still that value's words
+    'ARGS=$(cat args.txt); ARGS="$ARGS --enforce-eager"; vllm serve m $ARGS',
+    "A=$(cat args.txt); B=$A; vllm serve m $B",
+    'ARGS=$(cat args.txt); ARGS="$ARGS --enforce-eager"; ARGS=; vllm serve m $ARGS',
 ]
 
 
@@ -148,3 +152,15 @@ def test_an_array_nothing_sets_is_nothing(tmp_path: Path) -> None:
     assert note.severity == "warning" and "no literal value in the container env" in note.message, (
         note.message
     )
+
+
+def test_a_value_built_on_one_kvlint_does_not_read_leaves_the_container_not_sized(tmp_path: Path) -> None:
+    """``ARGS="$ARGS --enforce-eager"`` after ``ARGS=$(cat f)`` (options built up a word at a time): bash gives vLLM
+    the file's words and the flag (the :data:`SCRIPTS` case); kvlint kept the first as the text ``${ARGS}``, took it
+    for a variable not set at all ("expands it to nothing", an info) and sized the container at the defaults."""
+    script = 'ARGS=$(cat /etc/vllm/args); ARGS="$ARGS --enforce-eager"; vllm serve Qwen/Qwen3-0.6B $ARGS'
+    res = run_check([str(_manifest(tmp_path, script))], OFF)
+    (note,) = [d for d in res.diagnostics if d.rule == "KV503"]
+    assert note.severity == "warning" and "the script sets ARGS" in note.message, note.message
+    (cr,) = res.containers
+    assert cr.plan is None and "tensor_parallel_size" in cr.serving.unresolved

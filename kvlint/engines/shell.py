@@ -1589,7 +1589,9 @@ def _maybe_set_in(
     done``, not nothing). Linear in the unresolved words' length; a command with none costs nothing."""
     names: set[str] = set()
     for w in words:
-        if w.unresolved:
+        if w.unresolved or "$" in w.text:
+            # (a word a variable's value gave holds the references that value was assigned with as written, not
+            # marked unresolved: `B=$A; vllm serve m $B` after `A=$(cat f)` gives the word `${A}`)
             names.update(m.group(1) for m in _REFERENCED_RE.finditer(w.text))
     if not names:
         return frozenset()
@@ -2916,7 +2918,11 @@ class _Shell:
             variables[_UNKNOWN_MARK + name] = ""
         else:
             variables[name] = value  # unresolved variables inside stay as written
-            if _UNKNOWN_MARK + name in variables:
+            if _UNKNOWN_MARK + name in variables and not (
+                arg.unresolved and any(m.group(1) == name for m in _REFERENCED_RE.finditer(value))
+            ):
+                # (kept for a value that holds the reference to the unknown one it had, `ARGS="$ARGS --x"` after
+                # `ARGS=$(cat f)`: the `${ARGS}` that $ARGS then gives is that value's words, :func:`_maybe_set_in`)
                 variables.pop(_UNKNOWN_MARK + name, None)
         if export:
             self.marks[name] = True
