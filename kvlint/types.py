@@ -115,6 +115,16 @@ class Mark(enum.Enum):
     #: KV503: the vLLM command was read whole and names no model (``kvlint.engines.command._dispatch``):
     #: such a container is not one whose command kvlint could not read (:attr:`ServingConfig.unreadable`)
     NO_MODEL = "no-model"
+    #: KV503: the engine command gets words kvlint cannot see (:func:`kvlint.engines.options.arguments_not_all_read`:
+    #: ``xargs``, a bare ``$ARGS`` whose value is not known): a command naming no model among the words read may name
+    #: one among those, so it is not said to start the engine's default model
+    ARGUMENTS_UNSEEN = "arguments-unseen"
+    #: KV503: a word or an option's value is a variable reference kvlint left unresolved (a bare ``${ARGS}`` the
+    #: container's env does not set, :func:`kvlint.engines.options.bare_expansion_unread`; ``--tp-size ${TP}``,
+    #: :meth:`kvlint.engines.options.Collector.unresolved_value`), its message starting with the word or the option
+    #: and value: in an OpenShift Template whose parameter it names, restated as the parameter's
+    #: (:func:`kvlint.engines.options.template_words`)
+    VARIABLE_UNRESOLVED = "variable-unresolved"
     #: KV503: kvlint does not read this object's engine settings (an operator, a runtime, ...)
     SETTINGS_NOT_READ = "settings-not-read"
     #: KV503: the same for a container running NVIDIA's NIM launcher (:func:`kvlint.workloads.nim.nim_note`)

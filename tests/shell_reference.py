@@ -234,6 +234,8 @@ def lex(script: str) -> list[Word | str]:
             j = i + 1
             if j < n and script[j] in "<>&":
                 j += 1
+            elif j < n and script[i : j + 1] == ">|":
+                j += 1  # POSIX's CLOBBER operator (shell54)
             if script[i:j] == "<<" and j < n and script[j] == "<":
                 j += 1  # a here-string's ``<<<``
             if script[j - 1] == "&":
@@ -321,7 +323,7 @@ def lex(script: str) -> list[Word | str]:
     return out
 
 
-_REDIRECT_RE = re.compile(r"^\d*(>>?|<<?|>&|&>>?)(.*)$")
+_REDIRECT_RE = re.compile(r"^\d*(>\||<>|>>?|<<?|>&|&>>?)(.*)$")
 
 
 def _expand(

@@ -89,7 +89,7 @@ def test_a_variable_the_script_sets_from_a_file_may_hold_the_engine_options(
     assert "KV403" not in got and "KV202" not in got, got
     (msg,) = got["KV503"]
     assert msg.startswith("warning: the vLLM command's arguments are not all known"), msg
-    assert "the script sets it to a value kvlint does not read" in msg and "not sized" in msg, msg
+    assert "the script sets ARGS to a value kvlint does not read" in msg and "not sized" in msg, msg
 
 
 def test_the_shell_reading_says_which_referenced_variables_may_be_set() -> None:

@@ -727,10 +727,120 @@ def _conda_run_program(words: Sequence[str], at: int = 0) -> int | None:
     return k if k < len(words) else None
 
 
+#: The options of uv's runners that take a value, as a separate word or attached (``--with=vllm``, ``-wvllm``):
+#: ``uvx``/``uv tool run`` (``ToolRunArgs``), ``uv run`` (``RunArgs``) and uv's global options (``GlobalArgs``, with
+#: ``CacheArgs``), their flattened argument groups included (astral-sh/uv@26a9dd4b ``crates/uv-cli/src/lib.rs``: every
+#: field whose type is not ``bool``). Every other option before the command is a flag.
+_UV_RUN_VALUED = frozenset(
+    {
+        "--allow-insecure-host", "--trusted-host", "--build-constraints", "--build-constraint", "--cache-dir",
+        "--color", "--config-file", "--config-setting", "--config-settings", "--config-settings-package",
+        "--constraints", "--constraint", "--default-index", "--directory", "--env-file", "--exclude-newer",
+        "--exclude-newer-package", "--extra", "--extra-index-url", "--find-links", "--fork-strategy", "--from",
+        "--generate-shell-completion", "--group", "--index", "--index-strategy", "--index-url", "--keyring-provider",
+        "--link-mode", "--max-recursion-depth", "--no-binary-package", "--no-build-isolation-package",
+        "--no-build-package", "--no-editable-package", "--no-extra", "--no-group", "--only-group", "--overrides",
+        "--override", "--package", "--prerelease", "--prerelease-package", "--preview-features", "--preview-feature",
+        "--project", "--python", "--python-fetch", "--python-platform", "--python-preference", "--refresh-package",
+        "--reinstall-package", "--resolution", "--torch-backend", "--upgrade-group", "--upgrade-package", "--with",
+        "--with-editable", "--with-requirements",
+    }
+)  # fmt: skip
+#: Their short forms (``-w`` is ``--with``, ``-p`` ``--python``, ``-i`` ``--index-url`` ...).
+_UV_RUN_VALUED_SHORT = frozenset("bcCfiPpw")
+#: The options whose values are requirements the runner installs in the environment the command runs in.
+_UV_RUN_REQUIREMENTS = {"--from": "from", "--with": "with", "-w": "with"}
+
+
+def _uv_run_program(words: Sequence[str], at: int = 0) -> tuple[int, list[str]] | None:
+    """``(index of the program, the requirements it installs for it)`` when ``words`` from ``at`` are uv running a
+    command in an environment it makes: ``uvx [OPTIONS] COMMAND``, ``uv tool run [OPTIONS] COMMAND`` (an isolated
+    tool environment of the package ``--from`` names, else the command's own name; ``COMMAND@VERSION`` pins it) or
+    ``uv run [OPTIONS] COMMAND`` (the project's environment, ``--with`` requirements over it); else None. The
+    requirements are ``--from``'s, ``--with``'s (comma-separated: uv's ``CommaSeparatedRequirements``) and, for a
+    tool, its package: ``vllm==0.10.1`` for ``uvx vllm@0.10.1`` or ``uvx --from vllm==0.10.1 vllm``, bare ``vllm``
+    for ``uvx vllm`` (the newest release, as uv resolves it), none for ``uv run`` without ``--with``. Options are read
+    as uv's CLI declares them (:data:`_UV_RUN_VALUED`, astral-sh/uv@26a9dd4b ``crates/uv-cli/src/lib.rs``)."""
+    base = _base(words[at]) if at < len(words) else ""
+    if base == "uvx":
+        k, tool = at + 1, True
+    elif base == "uv" and at + 1 < len(words) and words[at + 1] == "run":
+        k, tool = at + 2, False
+    elif base == "uv" and at + 2 < len(words) and words[at + 1] == "tool" and words[at + 2] == "run":
+        k, tool = at + 3, True
+    else:
+        return None
+    requirements: list[str] = []
+    source = ""
+    while k < len(words) and words[k].startswith("-") and words[k] != "-":
+        word = words[k]
+        if word == "--":
+            k += 1
+            break
+        name, eq, attached = word.partition("=")
+        if word.startswith("--"):
+            valued = name in _UV_RUN_VALUED
+            value = attached if eq else (words[k + 1] if valued and k + 1 < len(words) else None)
+            k += 1 if eq or not valued else 2
+        else:
+            valued = word[1:2] in _UV_RUN_VALUED_SHORT
+            name = word[:2]
+            value = (word[2:] or (words[k + 1] if k + 1 < len(words) else None)) if valued else None
+            k += 2 if valued and len(word) == 2 else 1
+        kind = _UV_RUN_REQUIREMENTS.get(name)
+        if kind == "from" and value is not None:
+            source = value
+        elif kind == "with" and value is not None:
+            requirements.extend(r for r in value.split(",") if r.strip())
+    if k >= len(words):
+        return None
+    if tool:
+        program, at_sign, version = words[k].partition("@")
+        package = source or program
+        if not source and at_sign and version and version != "latest":
+            package = f"{program}=={version}"  # `uvx vllm@0.10.1`: the tool's package at that release
+        elif "@" in package and "://" not in package and " @ " not in package:
+            name, _, version = package.partition("@")
+            package = name if version == "latest" else f"{name}=={version}"
+        requirements.insert(0, package)
+    return k, requirements
+
+
+def _uv_run_release(words: Sequence[str], start: int, engine: str, reader: RequirementReader) -> str | None:
+    """What a uv runner among ``words[:start]`` (the words before the engine's arguments, :func:`_match_program`'s
+    index) installs of ``engine`` for the command it runs (:func:`_uv_run_program`): the release one of its
+    requirements pins (``uvx --from vllm==0.10.1 vllm serve``, ``uvx vllm@0.10.1 serve``, ``uv run --with
+    vllm==0.10.1 vllm serve``); ``""`` when a tool runner installs the engine unpinned (``uvx --from vllm vllm serve``:
+    an environment of its own, the newest release); None when there is no runner or it names no release of the
+    engine (``uv run`` without ``--with vllm`` runs the project's environment as it is)."""
+    for k in range(start):
+        if _base(words[k]) not in ("uv", "uvx"):
+            continue
+        run = _uv_run_program(words, k)
+        if run is None:
+            continue
+        pins = [p for p in (reader.read(r) for r in run[1]) if p is not None and p.project == engine]
+        if not pins or _conflicting(pins):
+            return None
+        pinned = _last_release(pins)
+        if pinned is not None:
+            return pinned
+        tool = _base(words[k]) == "uvx" or words[k + 1] == "tool"
+        return "" if tool else None
+    return None
+
+
+def _uv_tool_name(word: str) -> str:
+    """The command a uv tool runner's ``COMMAND@VERSION`` word runs (``vllm@0.10.1`` -> ``vllm``)."""
+    return word.split("@", 1)[0] if "@" in word and "/" not in word else word
+
+
 def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
     """``(engine, index of first engine argument, positional model allowed)`` when ``words`` start with
     an engine invocation, else None. ``conda run -n ENV PROGRAM ...`` (conda, mamba, micromamba) runs PROGRAM in
-    that environment with the arguments as given: the engine is read after its options."""
+    that environment with the arguments as given: the engine is read after its options; so do uv's runners
+    (``uvx --from vllm==0.10.1 vllm serve ...``, ``uvx vllm@0.10.1 serve ...``, ``uv run --with vllm vllm serve
+    ...``: :func:`_uv_run_program`)."""
     if not words:
         return None
     # the wrapper programs an exec-form command can start (``["nohup", "vllm", "serve", ...]``, ``["/usr/bin/tini",
@@ -739,17 +849,24 @@ def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
     # the wrapper words, so that findings point at the list item of each argument. Each step moves forward: a
     # hostile list of 10^4 wrappers is one pass, no recursion.
     k = 0
+    uv_tool = False
     while k < len(words):
         after = program_after_wrapper(words, k)
         if after is None and _base(words[k]) in _CONDA:
             after = _conda_run_program(words, k)
             if after is None:
                 return None
+        if after is None and _base(words[k]) in ("uv", "uvx"):
+            run = _uv_run_program(words, k)
+            if run is None:
+                return None
+            after, uv_tool = run[0], _base(words[k]) == "uvx" or words[k + 1] == "tool"
         if after is None:
             break
         k = after
     if k:
-        inner = _match_program(words[k:]) if k < len(words) else None
+        rest = [_uv_tool_name(words[k]), *words[k + 1 :]] if uv_tool and k < len(words) else words[k:]
+        inner = _match_program(rest) if k < len(words) else None
         return (inner[0], inner[1] + k, inner[2]) if inner is not None else None
     w0 = _base(words[0])
     if w0 not in _ENGINE_PROGRAMS and not w0.startswith("python"):
@@ -936,6 +1053,9 @@ class _Found:
     #: the container's env from a source it did not read; ``*`` any name); for words the shell reader did not give,
     #: the container's env (:func:`_env_maybe_set`) when a bare ``$ARGS`` is among them, else None
     maybe_set: frozenset[str] | None = None
+    #: a ``<...>`` placeholder to fill in by hand among the script's engine words, which the shell reads as
+    #: redirections (:attr:`kvlint.engines.shell.ShellCommand.fill_in`); "" when none
+    fill_in: str = ""
 
 
 def _runs_grpc(words: Sequence[str], start: int) -> str:
@@ -1267,6 +1387,7 @@ def _scan_shell(
         found = _Found(engine, argv, pos_model, _in_their_file(program, argv), grpc=_runs_grpc(texts, start))
         found.appends = getattr(words, "appends", None) or ""
         found.maybe_set = getattr(words, "maybe_set", frozenset())
+        found.fill_in = getattr(words, "fill_in", "")
         environ = getattr(words, "environ", None)
         if environ is not None:
             found.script_env, set_by = environ.get()
@@ -1280,9 +1401,16 @@ def _scan_shell(
                 ):
                     found.script_env_locs[name] = loc or script_item.loc
         # the last pip install of the engine before it starts decides: a release it pins, or an unpinned upgrade
-        # (the script's requirements read within one budget: RequirementReader)
+        # (the script's requirements read within one budget: RequirementReader); a uv runner that starts the engine
+        # in an environment of its own (uvx --from vllm==0.10.1 vllm serve) decides before any of them
         reader = RequirementReader(engine)
-        for k in range(len(seen) - 1, -1, -1):
+        uv_release = _uv_run_release(texts, start, engine, reader)
+        if uv_release is not None:
+            found.installed = uv_release or None
+            found.upgraded = not uv_release
+            found.install_text = clip(" ".join(texts[:start]), 120)
+            found.install_loc = program
+        for k in range(len(seen) - 1 if uv_release is None else -1, -1, -1):
             t, w0 = seen[k], heads[k]
             got = _pip_install(t, engine, reader)
             tree = _builds_source_tree(t) if got is None else None
@@ -2519,6 +2647,23 @@ def _script_facts(cfg: ServingConfig, found: _Found, env_locs: Mapping[str, Loc 
     (:attr:`_Found.install_text`, :attr:`_Found.pip_args`). Modifies and returns ``cfg``."""
     if found.loc is not None:
         cfg.command_loc = found.loc
+    if found.fill_in:
+        # `vllm serve <model-id>` in a script: bash opens the file model-id for input (and the word after `>` for
+        # output) before it runs the command, and stops there ("model-id: No such file or directory"; a `>` ending
+        # the line is a syntax error); the words are read as the author meant them, and this says what happens
+        name = ENGINE_NAMES.get(cfg.engine, cfg.engine)
+        cfg.findings.append(
+            Finding(
+                rule="KV503",
+                message=f"the script holds {found.fill_in}, a placeholder to fill in by hand: as written the shell "
+                f"reads it as redirections (input from a file {found.fill_in[1:-1]!r}, output to the word after the "
+                f"'>'), so the command fails before {name} starts; kvlint reads the command with the placeholder "
+                "as its word",
+                loc=found.loc or cfg.command_loc,
+                fix=f"replace {found.fill_in} with the value it stands for",
+                severity="warning",
+            )
+        )
     cfg.env_locs = dict(env_locs)  # where each variable is set (KV502's refusals of an engine variable)
     if found.install_text:
         # the release comes from the script's pip install, not the image's tag (KV208 names it)
@@ -2719,7 +2864,8 @@ def _dispatch(
         if found.appends:
             arguments_not_all_read(cfg, found.appends, cfg.command_loc)
             _value_appended(cfg, argv, locs)
-        elif cfg.model is None:
+        elif cfg.model is None and not any(f.mark is Mark.ARGUMENTS_UNSEEN for f in cfg.findings):
+            # (a bare $ARGS kvlint cannot see may hold the model: its KV503 says the arguments are not all known)
             cfg.findings.append(
                 Finding(
                     rule="KV503",
@@ -3096,17 +3242,22 @@ def parse_container(
         )
         if unfound is not None:
             return _unrunnable(unfound, container, image, env, engine_version_option)
-        return dispatch(
-            _Found(
-                m[0],
-                items[m[1] :],
-                m[2],
-                _in_their_file(program, items[m[1] :]),
-                True,
-                _runs_grpc(texts, m[1]),
-            ),
-            m[1],
+        listed = _Found(
+            m[0],
+            items[m[1] :],
+            m[2],
+            _in_their_file(program, items[m[1] :]),
+            True,
+            _runs_grpc(texts, m[1]),
         )
+        uv_release = _uv_run_release(texts, m[1], m[0], RequirementReader(m[0]))
+        if uv_release is not None:
+            # a uv runner installs the engine it starts (["uvx", "--from", "vllm==0.10.1", "vllm", "serve", ...])
+            listed.installed = uv_release or None
+            listed.upgraded = not uv_release
+            listed.install_text = clip(" ".join(texts[: m[1]]), 120)
+            listed.install_loc = program or first_loc
+        return dispatch(listed, m[1])
     if not cmd:
         # args only, naming no serving program: the image ENTRYPOINT runs
         # the ENTRYPOINT is the program: its command line is written at the args: key (without args, None: the

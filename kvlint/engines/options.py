@@ -22,6 +22,7 @@ from kvlint.types import (
     ChartArg,
     EngineName,
     Finding,
+    Mark,
     OptionFinding,
     RepeatedSetting,
     ServingConfig,
@@ -155,13 +156,44 @@ def bare_expansion(word: str) -> bool:
     )
 
 
+#: A value that is one unbraced shell reference and nothing else (``$TP``): what a command run without a shell hands
+#: the engine as written (an envsubst template's ``${TP}`` is the renderer's, :func:`template_words`).
+_LITERAL_DOLLAR_RE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def literal_dollar(raw: str, exec_form: bool) -> str | None:
+    """The variable of an option's value ``raw`` that is a bare ``$NAME`` of a command run without a shell
+    (``exec_form``): the kubelet expands only ``$(NAME)`` in ``command``/``args`` (Kubernetes, "Define a Command and
+    Arguments for a Container"), so the engine parses the text ``$NAME`` itself (an integer option refuses it: vLLM's
+    and SGLang's argparse "invalid int value: '$TP'", TGI's clap "invalid digit found in string"). None otherwise (a
+    shell's word, a ``$(NAME)`` the kubelet left, a ``${NAME}`` placeholder)."""
+    m = _LITERAL_DOLLAR_RE.fullmatch(raw) if exec_form else None
+    return m.group(1) if m is not None else None
+
+
+def literal_dollar_said(col: Collector, before: int, raw: str, name: str) -> None:
+    """Say why on the KV206 findings the engine parser made since ``before`` (an index of ``col.findings``) for the
+    value ``raw``, a :func:`literal_dollar` reference to ``name``: the engine received the text as written."""
+    for k in range(before, len(col.findings)):
+        f = col.findings[k]
+        if f.rule == "KV206":
+            col.findings[k] = dataclasses.replace(
+                f,
+                message=f"{f.message} (no shell runs this command and Kubernetes expands only $(VAR) in command and "
+                f"args, so the engine receives the text {raw} as written)",
+                fix=f"write $({name}) with {name} in the container's env, or the value itself",
+            )
+
+
 def bare_expansion_unread(
     cfg: ServingConfig, word: str, loc: Loc | None, maybe_set: Collection[str] | None = None
 ) -> None:
     """:func:`arguments_not_all_read` for a :func:`bare_expansion` ``word`` of the command (``loc``) whose variable
     may hold words kvlint cannot see: it is among ``maybe_set`` (or ``*`` is), the names the reading of the command
     found set to a value it does not know (:attr:`kvlint.engines.shell.ShellCommand.maybe_set`: the script's
-    ``ARGS=$(cat f)`` or ``read ARGS``, the container's ``valueFrom`` or ``envFrom`` kvlint did not read; an
+    ``ARGS=$(cat f)`` or ``read ARGS``, an array it built in a loop (``"${ARGS[@]}"``), a prefix ``ARGS=$(cmd)`` of
+    the ``eval`` or function call that runs the command, the container's ``valueFrom`` or ``envFrom`` kvlint did
+    not read; an
     ``envFrom`` ConfigMap it read defines only its keys), or, with ``maybe_set`` None (the words of a bare command
     line), the container declares it. ``$@`` always may. A variable neither sets is unset as far as the manifest says
     (the same assumption :func:`kvlint.engines.shell` makes for ``${X:-d}``: the image's ``ENV`` is not read), so
@@ -178,32 +210,44 @@ def bare_expansion_unread(
             "expands it to nothing unless the image sets it)",
             loc=loc,
             severity="info",
+            mark=Mark.VARIABLE_UNRESOLVED,
         )
     )
 
 
+#: A reference to all of an array's elements, ``${ARGS[@]}`` or ``${ARGS[*]}`` (group 1: the name).
+_ARRAY_REFERENCE_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}")
+
+
+def _expansion_name(word: str) -> str | None:
+    """The variable of the bare expansion ``word``: ``ARGS`` for ``$ARGS``, ``${ARGS}`` and ``${ARGS[@]}``; None for
+    ``$@`` and the positional parameters."""
+    m = _ARRAY_REFERENCE_RE.search(word)
+    if m is not None:
+        return m.group(1)
+    m = _VARIABLE_RE.search(word)
+    return (m.group(1) or m.group(2) or m.group(3)) if m is not None else None
+
+
 def _unknown_why(container: object, word: str, maybe_set: Collection[str] | None) -> str:
     """Why the variable of the bare expansion ``word`` may hold words kvlint cannot see, for the KV503 warning: the
-    script sets it (``ARGS=$(cat f)``), the container's env declares it without a literal value, or it may come from
-    an ``envFrom`` kvlint did not read."""
-    m = _VARIABLE_RE.search(word)
-    name = (m.group(1) or m.group(2) or m.group(3)) if m is not None else None
+    script sets it (``ARGS=$(cat f)``, ``read ARGS``, an array built in a loop), the container's env declares it
+    without a literal value, or it may come from an ``envFrom`` kvlint did not read."""
+    name = _expansion_name(word)
     env = container.get("env") if isinstance(container, dict) else None
     declared = isinstance(env, list) and any(isinstance(e, dict) and e.get("name") == name for e in env)
     if maybe_set is None or name is None or declared:
         return "no literal value in the container env"
     if name in maybe_set:
-        return "the script sets it to a value kvlint does not read"
+        return f"the script sets {name} to a value kvlint does not read, such as a command's output"
     return "it may come from the container's envFrom, which kvlint did not read"
 
 
 def _may_hold_words(word: str, maybe_set: Collection[str]) -> bool:
-    """Whether the variable of the bare expansion ``word`` (``$X``, ``${X}``; ``$@`` always) is among ``maybe_set``
-    (``*``: any name)."""
-    m = _VARIABLE_RE.search(word)
-    if m is None:
-        return True
-    return "*" in maybe_set or (m.group(1) or m.group(2) or m.group(3)) in maybe_set
+    """Whether the variable of the bare expansion ``word`` (``$X``, ``${X}``, ``${X[@]}``; ``$@`` always) is among
+    ``maybe_set`` (``*``: any name)."""
+    name = _expansion_name(word)
+    return name is None or "*" in maybe_set or name in maybe_set
 
 
 def _declared_unknown(container: object, word: str) -> bool:
@@ -238,10 +282,12 @@ def arguments_not_all_read(cfg: ServingConfig, why: str, loc: Loc | None) -> Non
             rule="KV503",
             message=f"the {engine} command's arguments are not all known: {why}; the settings they may give are "
             "not assumed to be the engine defaults"
-            + ("; the GPU layout may be among them, so the container is not sized" if layout else ""),
+            + ("; the GPU layout may be among them, so the container is not sized" if layout else "")
+            + ("; so may the model, which the words read do not name" if cfg.model is None else ""),
             loc=loc,
             fix="write the engine's options in the command itself, or in a ConfigMap kvlint reads (--config)",
             severity="warning",
+            mark=Mark.ARGUMENTS_UNSEEN,
         )
     )
 
@@ -835,6 +881,36 @@ class Collector:
             )
         )
 
+    def literal_reference(self, word: str, loc: Loc | None, where: str) -> None:
+        """KV205 for a :func:`bare_expansion` ``word`` (``$EXTRA_ARGS``, ``${EXTRA_ARGS}``) of a command that reaches
+        the engine without a shell (:attr:`kvlint.types.ServingConfig.exec_form`): the kubelet expands only
+        ``$(VAR)`` in ``command`` and ``args`` (Kubernetes, "Define a Command and Arguments for a Container"), so
+        the engine receives the word as written, a positional argument none of the three engines takes (vLLM's and
+        SGLang's argparse: "unrecognized arguments"; TGI's clap: "unexpected argument '$EXTRA_ARGS' found") and it
+        exits before loading the model. An unknown option (:attr:`~kvlint.types.OptionFinding.unknown`), so that in
+        an envsubst template the word is the renderer's (:func:`template_words`)."""
+        m = _VARIABLE_RE.search(word)
+        name = (m.group(1) or m.group(2) or m.group(3)) if m is not None else None
+        self.findings.append(
+            OptionFinding(
+                rule="KV205",
+                message=f"unknown {where} option {word} (unexpected positional argument): no shell runs this "
+                f"command and Kubernetes expands only $(VAR) in command and args, so the engine receives the text "
+                f"{word} as written and exits",
+                loc=loc,
+                fix="list the options themselves as items of args; "
+                + (
+                    f"$({name}) passes the variable's value as one word (a single --option=value at most); "
+                    if name
+                    else ""
+                )
+                + f"or run the command through sh -c so that the shell splits {word} into options",
+                severity="error",
+                option=word,
+                unknown=True,
+            )
+        )
+
     def _spaced(self, option: str, loc: Loc | None, where: str, known: Iterable[str], extra: str) -> bool:
         """KV205 for an option word holding white space, and True; False for any other word. A container's
         ``command``/``args`` item reaches the engine as one word, spaces included: argparse (vLLM, SGLang) takes
@@ -932,8 +1008,9 @@ class Collector:
                 self.note(f"{message}{LAYOUT_FROM_SERVICE}", loc)
             else:
                 self.note(f"{message}{LAYOUT_UNSIZED}", loc, severity="warning", fix=layout_fix(message))
-            return
-        self.note(message, loc)
+        else:
+            self.note(message, loc)
+        self.findings[-1] = dataclasses.replace(self.findings[-1], mark=Mark.VARIABLE_UNRESOLVED)
 
     def serving_config(
         self,
@@ -1041,13 +1118,22 @@ def template_words(
     stays one. ``parameters``: for an OpenShift ``Template``, the names of its parameters that have no value
     (:func:`kvlint.template_params.unresolved_parameters`), which ``oc process`` fills in: only a word wholly one
     of those (``${EXTRA_ARGS}``) is such a word (a name the Template does not declare reaches the engine as
-    written). Pure; ``findings`` itself when none is such a word."""
+    written); and the KV503 on a variable kvlint left unresolved (:attr:`~kvlint.types.Mark.VARIABLE_UNRESOLVED`)
+    that is such a parameter (in a ``sh -c`` script too: oc process substitutes every string before a shell reads
+    it) is restated as the parameter's (:func:`_template_parameter`): a bare ``${EXTRA_ARGS}`` was "not set in the
+    container env", a ``--tensor-parallel-size ${TP}`` told to set TP in the container's env. Pure; ``findings``
+    itself when none is such a word."""
     from kvlint.engines.images import whole_placeholder
 
     out: list[Finding] = []
     changed = False
     name = ENGINE_NAMES.get(engine, engine)
     for f in findings:
+        if parameters is not None and f.mark is Mark.VARIABLE_UNRESOLVED:
+            restated = _template_parameter(f, parameters, name)
+            changed = changed or restated is not f
+            out.append(restated)
+            continue
         word = whole_placeholder(f.option) if isinstance(f, OptionFinding) and f.unknown else None
         if word is not None and parameters is not None:
             m = re.fullmatch(r"\s*\$\{([a-zA-Z0-9_]+)\}\s*", word)
@@ -1079,6 +1165,47 @@ def template_words(
             )
         )
     return out if changed else list(findings)
+
+
+#: The first ``${NAME}`` reference of a KV503 message's head (the word, or the option and its value), as oc process
+#: reads one (openshift/library-go ``template.go``'s ``stringParameterExp``).
+_TEMPLATE_REFERENCE_RE = re.compile(r"\$\{([a-zA-Z0-9_]+)\}")
+
+
+def _template_parameter(f: Finding, parameters: Collection[str], engine: str) -> Finding:
+    """The KV503 ``f`` (:attr:`~kvlint.types.Mark.VARIABLE_UNRESOLVED`) restated when the variable it names is one of
+    an OpenShift Template's ``parameters`` with no value: ``oc process`` substitutes ``${NAME}`` in every string of
+    the Template's objects (a ``sh -c`` script's included) before any shell or engine reads it, with the value
+    ``-p NAME=VALUE`` gives, a generated one, or nothing (openshift/library-go
+    ``pkg/template/templateprocessing/template.go``, ``Processor.Process``). A bare word keeps its severity (info:
+    the arguments it stands for are not seen, as an exec-form word's); an option's value keeps its message's
+    consequence (a parallel size left unknown: not sized), with the Template's remedy in place of the container
+    env's. ``f`` itself otherwise."""
+    head = f.message.split(" expands to ", 1)[0].split(": ", 1)[0]
+    m = _TEMPLATE_REFERENCE_RE.search(head)
+    if m is None or m.group(1) not in parameters:
+        return f
+    param = m.group(1)
+    fix = (
+        f"give the Template's parameter {param} a value (parameters: [{{name: {param}, value: ...}}]), or process "
+        f"the Template with the values you deploy with and lint the result, e.g. oc process -f FILE -p "
+        f"{param}=VALUE | kvlint check -"
+    )
+    if " expands to " in f.message:
+        return dataclasses.replace(
+            f,
+            message=f"{head} is a parameter of this OpenShift Template with no value, which oc process fills in "
+            f"(-p {param}=VALUE, or generated) before the shell reads the script, in place of {engine}'s arguments: "
+            "what it is given is not seen here",
+            fix=fix,
+        )
+    message = f.message.replace(
+        "the value comes from a variable kvlint cannot resolve",
+        f"the value comes from the parameter {param} of this OpenShift Template, which has no value (oc process "
+        "fills it in)",
+        1,
+    )
+    return dataclasses.replace(f, message=message, fix=fix)
 
 
 def _option_word(word: str) -> str:

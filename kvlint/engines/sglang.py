@@ -25,6 +25,8 @@ from kvlint.engines.options import (
     ConfigReads,
     bare_expansion,
     bare_expansion_unread,
+    literal_dollar,
+    literal_dollar_said,
     prefixed,
     unknown_from_config_file,
     unresolved_why,
@@ -741,7 +743,11 @@ def parse_sglang_argv(
         if not tok.startswith("--"):
             if unseen is None and not exec_form and bare_expansion(tok):
                 unseen = (tok, loc)
-            if stray and report and tok.strip() and not tok.startswith("-") and not UNRESOLVED_RE.search(tok):
+            if stray and report and exec_form and bare_expansion(tok):
+                col.literal_reference(tok, loc, where)  # no shell: argparse gets "$EXTRA_ARGS" itself
+            elif (
+                stray and report and tok.strip() and not tok.startswith("-") and not UNRESOLVED_RE.search(tok)
+            ):
                 spaced = tok.strip().startswith(
                     "--"
                 )  # " --context-length": argparse takes it for a positional
@@ -837,7 +843,12 @@ def parse_sglang_argv(
         if dest == "model_path":
             model = Value(raw, loc, raw, src)
             continue
-        if UNRESOLVED_RE.search(raw) and not (dest == "cuda_graph_config" and _is_json(raw)):
+        literal = literal_dollar(raw, exec_form)
+        if (
+            UNRESOLVED_RE.search(raw)
+            and not (dest == "cuda_graph_config" and _is_json(raw))
+            and literal is None
+        ):
             if dest in _INT or dest in _FLOAT:
                 col.unresolved_value(dest, unresolved_why(canon, raw), loc)
                 continue
@@ -850,7 +861,12 @@ def parse_sglang_argv(
             elif dest in _FLOAT:
                 value = float(raw)
         except ValueError:
+            before = len(col.findings)
             col.invalid(canon, raw, loc, "an integer is required" if dest in _INT else "a number is required")
+            if literal is not None:
+                literal_dollar_said(
+                    col, before, raw, literal
+                )  # exec form: argparse parses the text "$TP" itself
             continue
         if dest in _GRAPH_SIZE_DESTS and isinstance(value, int) and value > MAX_GRAPH_SIZE:
             col.invalid(

@@ -244,10 +244,11 @@ class ShellArg:
 # The tokens of :func:`lex`, one compiled expression per state, its alternatives named; the characters of a
 # token are consumed by the expression, not walked one by one. Operators, longest first: ``&&``, ``||``,
 # ``;;``, then ``;``, ``|``, ``&``, newline, ``(``, ``)``. A redirection operator (``>``, ``>>``, ``<<``,
-# ``<>``, ``>&``, ``2>&1``'s ``>&1``, ``<&-``, the here-string's ``<<<``) starts a word (dropped later by
+# ``<>``, ``>&``, ``2>&1``'s ``>&1``, ``<&-``, the here-string's ``<<<``, and ``>|``, POSIX's CLOBBER operator,
+# which dash and bash both read as ``>``: POSIX 2.10.2, not ``>`` then a pipe) starts a word (dropped later by
 # :func:`commands`), ending the word before it unless that is an io-number (:data:`_IO_NUMBER`).
 _OP = r"&&|\|\||;;|[&|;\n()]"
-_REDIR = r"<<<|[<>](?:&[0-9-]*|[<>])?"
+_REDIR = r"<<<|>\||[<>](?:&[0-9-]*|[<>])?"
 #: Between words: blanks, line continuations and comments (``#`` starts one only here) skipped, then the
 #: next token, if it is one of these: a word of ordinary characters ending at a blank, a newline, an operator
 #: character other than ``(`` (after a word, ``((`` is two operators) or the end, read whole; ``((``, an
@@ -950,7 +951,9 @@ def _skip_heredocs(
     return i
 
 
-_REDIRECT_RE = re.compile(r"^\d*(>>?|<<?|>&|&>>?)(.*)$")
+#: A redirection word: its io-number, operator (``>|`` and ``<>`` whole, so that the next word is read as their
+#: target) and the target when it is attached (``>log``, ``2>&1``).
+_REDIRECT_RE = re.compile(r"^\d*(>\||<>|>>?|<<?|>&|&>>?)(.*)$")
 
 
 #: Characters the expansions of all the scripts of one webhook review may add together (256 KiB), where
@@ -1576,17 +1579,23 @@ def _maybe_set(env: Mapping[str, str], name: str) -> bool:
 _REFERENCED_RE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 
 
-def _maybe_set_in(words: Sequence[ShellArg], env: Mapping[str, str]) -> frozenset[str]:
+def _maybe_set_in(
+    words: Sequence[ShellArg], env: Mapping[str, str], arrays: Collection[str] = ()
+) -> frozenset[str]:
     """:attr:`ShellCommand.maybe_set` for a command of ``words`` run by a shell whose variables are ``env`` (with
     the unknown marks of :func:`_maybe_set`): the names its unresolved words reference that may be set (``*`` for
-    any name). Linear in the unresolved words' length; a command with none costs nothing."""
+    any name), and those of ``arrays`` (:attr:`_Shell.array_names`: the script assigned an array to the name, so an
+    unresolved ``"${ARGS[@]}"`` is the elements kvlint did not keep, as after ``while read -r w; do ARGS+=("$w");
+    done``, not nothing). Linear in the unresolved words' length; a command with none costs nothing."""
     names: set[str] = set()
     for w in words:
-        if w.unresolved:
+        if w.unresolved or "$" in w.text:
+            # (a word a variable's value gave holds the references that value was assigned with as written, not
+            # marked unresolved: `B=$A; vllm serve m $B` after `A=$(cat f)` gives the word `${A}`)
             names.update(m.group(1) for m in _REFERENCED_RE.finditer(w.text))
     if not names:
         return frozenset()
-    found = {name for name in names if _UNKNOWN_MARK + name in env}
+    found = {name for name in names if _UNKNOWN_MARK + name in env or name in arrays}
     if _UNKNOWN_MARK + "*" in env:
         found.add("*")
     return frozenset(found)
@@ -2616,11 +2625,15 @@ class ShellCommand(list[ShellArg]):
     #: blanks, to say which command did not start
     env_refused: str | None = None
     #: the variables referenced by the command's unresolved words that the shell running it holds as set to a value
-    #: kvlint does not know (the script's ``A=$(cmd)``, ``read A``, ``for A in ...``; a ``valueFrom`` or ``envFrom``
-    #: of the container kvlint did not read, :func:`commands`' ``unknown``), ``*`` when any name may be so set (an
-    #: ``envFrom`` not read); a referenced name not here is unset as far as kvlint reads (bash expands ``$A`` to
-    #: nothing). Filled by :func:`_maybe_set_in`.
+    #: kvlint does not know (the script's ``A=$(cmd)``, ``read A``, ``for A in ...``; a prefix ``A=$(cmd)`` of the
+    #: ``eval`` or function call that runs the command; an array the script built, ``"${A[@]}"``; a ``valueFrom`` or
+    #: ``envFrom`` of the container kvlint did not read, :func:`commands`' ``unknown``), ``*`` when any name may be so
+    #: set (an ``envFrom`` not read); a referenced name not here is unset as far as kvlint reads (bash expands ``$A``
+    #: to nothing). Filled by :func:`_maybe_set_in`.
     maybe_set: frozenset[str] = frozenset()
+    #: the first ``<...>`` placeholder to fill in by hand among the command's words (``vllm serve <model-id>``), which
+    #: the shell reads as two redirections (:data:`_FILL_IN_RE`); the words hold it as written; "" when none
+    fill_in: str = ""
 
 
 def commands(
@@ -2826,6 +2839,7 @@ class _Shell:
         "assoc",
         "sh",
         "start_unknown",
+        "array_names",
     )
 
     def __init__(
@@ -2877,6 +2891,9 @@ class _Shell:
         #: engines' own): no brace expansion, no tilde after the ``=`` of an argument; bash elsewhere (UBI, Fedora):
         #: the words these would change are unresolved
         self.sh = False
+        #: the names the script assigned an array to (``NAME=(...)``, ``NAME+=(...)``), kept or forgotten since: an
+        #: unresolved ``${NAME[@]}`` of one is the script's list, not nothing (:func:`_maybe_set_in`)
+        self.array_names: set[str] = set()
 
     def exported(self, name: str) -> bool:
         """Whether a variable of the shell is in the environment of the commands it runs (bash: it came from the
@@ -2901,7 +2918,11 @@ class _Shell:
             variables[_UNKNOWN_MARK + name] = ""
         else:
             variables[name] = value  # unresolved variables inside stay as written
-            if _UNKNOWN_MARK + name in variables:
+            if _UNKNOWN_MARK + name in variables and not (
+                arg.unresolved and any(m.group(1) == name for m in _REFERENCED_RE.finditer(value))
+            ):
+                # (kept for a value that holds the reference to the unknown one it had, `ARGS="$ARGS --x"` after
+                # `ARGS=$(cat f)`: the `${ARGS}` that $ARGS then gives is that value's words, :func:`_maybe_set_in`)
                 variables.pop(_UNKNOWN_MARK + name, None)
         if export:
             self.marks[name] = True
@@ -3116,6 +3137,8 @@ def _read_commands(
         mine: list[int] = []
         bare = capture = False
         herestring: ShellArg | None = None
+        fill_in = ""  # the command's first <placeholder> (ShellCommand.fill_in)
+        fill_close = False  # the `>` word closing it is next, and redirects nothing
         for word in cmd:
             if bare:  # the word after a bare `<<` is its delimiter
                 mine.append(registered)
@@ -3217,6 +3240,19 @@ def _read_commands(
                     continue
                 if not arg.quoted and ("<" in text or ">" in text):
                     m = _REDIRECT_RE.match(text)
+                    if m and fill_close and raw == ">":
+                        fill_close = False  # (the `>` of `<model-id>`)
+                        continue
+                    if m and words and raw == text and _FILL_IN_RE.fullmatch(raw):
+                        after = word.start + len(raw)  # type: ignore[union-attr]
+                        if script[after : after + 1] == ">" and _FILL_IN_AFTER.match(script, after + 1):
+                            # `vllm serve <model-id> ...`: a placeholder to fill in by hand, written as if it were a
+                            # word; bash reads `<model-id` and `>` as redirections (the input from a file model-id,
+                            # the output to the next word) and fails before the command runs. Kept as the word meant
+                            fill_in = fill_in or raw + ">"
+                            fill_close = True
+                            words.append(ShellArg(raw + ">", arg.offset, arg.loc))
+                            continue
                     if m:
                         if not m.group(2):
                             skip = True  # the operator's target is the next word
@@ -3271,6 +3307,8 @@ def _read_commands(
             wrapper = wrapper_name(head) if head not in _PREFIX_KEYWORDS else None
             if head in _PREFIX_KEYWORDS:
                 h += 1
+                if head == "time" and h < end and words[h].text == "-p":
+                    h += 1  # bash's `time -p COMMAND`: the POSIX output format (bash(1) "Pipelines")
             elif wrapper is not None:
                 unset: list[str] | None = [] if wrapper in ("env", "exec") else None
                 step = wrapper_step(words, h, end, wrapper, unset)
@@ -3352,7 +3390,9 @@ def _read_commands(
                     else environ,
                     _sh=shell.sh,
                     # (as for a nested `sh -c` below: a reference left for a value not known stays not known)
-                    _unknown=_maybe_set_in([wrapped.script], local_env) if wrapped.script.unresolved else (),
+                    _unknown=_maybe_set_in([wrapped.script], local_env, shell.array_names)
+                    if wrapped.script.unresolved
+                    else (),
                 )
             continue
         if h >= end:
@@ -3374,8 +3414,11 @@ def _read_commands(
         # the shell's state before a call of a function whose body is a subshell
         isolated: _Saved | None = None
         head = words[0].text
-        if head in shell.functions and budget.calls > 0:
-            # (at any depth: a function calling another, four deep, is read; the calls of a reading are bounded)
+        if head in shell.functions and budget.calls > 0 and not wrapped_once:
+            # (at any depth: a function calling another, four deep, is read; the calls of a reading are bounded).
+            # Not behind a wrapper: `command NAME` suppresses the function lookup (POSIX XCU "command"; `vllm() {
+            # command vllm "$@" --x; }` runs the program vLLM), `builtin` runs builtins only, and `exec`, `nohup`,
+            # `env` ... run a program found in PATH, never a function of this shell
             budget.calls -= 1
             call = True
             body, body_span, off, subshell = shell.functions[head]
@@ -3415,11 +3458,26 @@ def _read_commands(
             if call:
                 shell.frames.append({})
             saved = [(name, local_env.get(name)) for name, _v, _a in prefix]
+            # a prefix set to a command's output (`A=$(cmd) eval 'vllm serve m $A'`) is set while it runs, to a value
+            # kvlint does not know: marked so (:data:`_UNKNOWN_MARK`), each mark put back as it was after. Not where a
+            # word of the command still holds a reference to it: bash expanded that word before the assignment (`A=$(cmd)
+            # eval "vllm serve m $A"` evals `vllm serve m `), and the reference left unresolved is no value of the prefix.
+            marks = [(_UNKNOWN_MARK + name, local_env.get(_UNKNOWN_MARK + name)) for name, _v, _a in prefix]
+            # the names the command's unresolved words refer to, found once (a look-up per prefix name, not a scan of
+            # the words: 5,000 prefixes before an eval of 5,000 words was quadratic)
+            referred = (
+                {m.group(1) for w in words if w.unresolved for m in _REFERENCED_RE.finditer(w.text)}
+                if any(arg.substituted for _n, _v, arg in prefix)
+                else set()
+            )
             for name, val, arg in prefix:
                 if arg.substituted:
                     local_env.pop(name, None)
+                    if name not in referred:
+                        local_env[_UNKNOWN_MARK + name] = ""
                 else:
                     local_env[name] = val
+                    local_env.pop(_UNKNOWN_MARK + name, None)
             # the commands eval runs have the prefix in their environment too (bash's temporary environment)
             log.extend(own)
             try:
@@ -3438,6 +3496,11 @@ def _read_commands(
                     _return(shell)
                 if isolated is not None:
                     isolated.restore(shell)
+                for mark, was in marks:
+                    if was is None:
+                        local_env.pop(mark, None)
+                    else:
+                        local_env[mark] = was
                 for name, old in saved:
                     if old is None:
                         local_env.pop(name, None)
@@ -3472,7 +3535,9 @@ def _read_commands(
                 # a reference this shell left in the script because its value is not known (`ARGS=$(cat f); sh -c
                 # "vllm serve m $ARGS"`: bash puts ARGS's words there): set to a value kvlint does not know in the
                 # nested script too, not unset there (a script this shell passed as written holds none)
-                _unknown=_maybe_set_in([words[j]], local_env) if words[j].unresolved else (),
+                _unknown=_maybe_set_in([words[j]], local_env, shell.array_names)
+                if words[j].unresolved
+                else (),
             ):
                 if appends is not None and nested_cmd.appends is None:
                     for w in nested_cmd:  # (the parameters xargs gives, in `"$@"`, `$*`, `$1`)
@@ -3493,8 +3558,22 @@ def _read_commands(
         command.environ = environ
         command.no_path = path_gone and by_program
         command.appends = appends
-        command.maybe_set = _maybe_set_in(words, local_env)
+        command.maybe_set = _maybe_set_in(words, local_env, shell.array_names)
+        command.fill_in = fill_in
         yield command
+
+
+#: A ``<`` redirection word that opens a ``<...>`` placeholder to fill in by hand (``<model-id``, ``<your-org/model``),
+#: when a ``>`` ends it and what follows the ``>`` is no file name (:data:`_FILL_IN_AFTER`: blanks and line
+#: continuations, then an option, the end of the line or of the script, or an operator; or at once the end of the
+#: line or script, ``;`` or ``)``): ``vllm serve <model-id> --port 8000``, not ``cmd <in.txt> out.log`` (input from
+#: in.txt, output to out.log), ``cmd <in>out`` nor ``cmd <in>&1``.
+_FILL_IN_RE = re.compile(r"<[A-Za-z][A-Za-z0-9_.:/-]*")
+_FILL_IN_AFTER = re.compile(r"(?:[ \t]|\\\n)+(?:-|\n|$|[;&|)])|[\n;)]|$")
+
+
+#: The array names one reading remembers (:attr:`_Shell.array_names`; far above a real script's few).
+_ARRAY_NAMES = 1024
 
 
 #: A word naming an element of an array: ``A[5]=x``, ``A[1]+=y``, ``declare A[2]=z``, ``unset 'A[1]'`` (bash(1) "Arrays")
@@ -3645,6 +3724,8 @@ def _assign_array(
     m = _ARRAY_ASSIGN_RE.match(_raw_of(cmd[-1]))
     assert m is not None
     name, append = m.group(1), bool(m.group(2))
+    if len(shell.array_names) < _ARRAY_NAMES:
+        shell.array_names.add(name)
     elements: list[ShellArg] = []
     closed = False
     # an element ``[N]=value`` / ``[KEY]=value`` (an unquoted ``[`` first): assigned at its subscript, not next

@@ -20,6 +20,8 @@ from kvlint.engines.options import (
     Collector,
     bare_expansion,
     bare_expansion_unread,
+    literal_dollar,
+    literal_dollar_said,
     unresolved_why,
 )
 from kvlint.engines.shell import UNRESOLVED_RE
@@ -541,7 +543,9 @@ def parse_tgi_argv(
         if not tok.startswith("--"):
             if unseen is None and not exec_form and bare_expansion(tok):
                 unseen = (tok, loc)
-            if tok and not UNRESOLVED_RE.search(tok):
+            if exec_form and bare_expansion(tok):
+                col.literal_reference(tok, loc, where)  # no shell: the launcher gets "$EXTRA_ARGS" itself
+            elif tok and not UNRESOLVED_RE.search(tok):
                 spaced = tok.strip().startswith("--")  # " --max-total-tokens": clap takes it for a positional
                 col.unknown(
                     tok, loc, where, known if spaced else [], extra=" (unexpected positional argument)"
@@ -626,7 +630,8 @@ def parse_tgi_argv(
         else:
             col.invalid(opt, "", loc, "expected a value")
             continue
-        if UNRESOLVED_RE.search(raw) and dest != "model_id":
+        literal = literal_dollar(raw, exec_form)
+        if UNRESOLVED_RE.search(raw) and dest != "model_id" and literal is None:
             col.unresolved_value(dest, unresolved_why(opt, raw), loc)
             continue
         given.setdefault(dest, []).append((opt, loc, raw))
@@ -634,7 +639,12 @@ def parse_tgi_argv(
             # clap appends each use of a Vec field (``--cuda-graphs 1,2 --cuda-graphs 4`` is [1, 2, 4]; its
             # value_delimiter ',' splits each value): the values joined, not the last one winning
             raw = ",".join(r for _o, _l, r in given[dest])
+        before = len(col.findings)
         ok, value = (True, raw) if dest == "model_id" else _convert(col, opt, dest, raw, loc)
+        if literal is not None:
+            literal_dollar_said(
+                col, before, raw, literal
+            )  # exec form: clap parses the text "$NUM_SHARD" itself
         if ok:
             key = "max_input_tokens" if dest == "max_input_length" else dest
             if dest in _APPENDED_FIELDS and key in col.flags:

@@ -45,6 +45,8 @@ from kvlint.engines.options import (
     bare_expansion_unread,
     human_readable_int,
     json_too_deep,
+    literal_dollar,
+    literal_dollar_said,
     parse_json_or_str,
     prefixed,
     unknown_from_config_file,
@@ -1065,6 +1067,9 @@ class _Parser:
                         and not argv[i].startswith("-")
                     ):
                         i += 1
+                elif exec_form and bare_expansion(tok):
+                    # no shell between the manifest and vLLM: it gets "$EXTRA_ARGS" itself
+                    self.col.literal_reference(tok, loc, self.where)
                 else:
                     self.col.unknown(tok, loc, self.where, [], extra=" (unexpected positional argument)")
                 continue
@@ -1257,7 +1262,8 @@ class _Parser:
                 node[keys[-1]] = parse_json_or_str(raw) if raw[:1] in "{[" else _scalar(raw)
                 self.col.flags[dest] = Value(merged, loc, f"{opt}.{sub_key}={raw}", src)
                 continue
-            if unresolved(raw):
+            literal = literal_dollar(raw, exec_form)
+            if unresolved(raw) and literal is None:
                 if dest in INT_DESTS or dest in FLOAT_DESTS:
                     why = unresolved_why(canon, raw)
                     self.col.unresolved_value(
@@ -1268,7 +1274,11 @@ class _Parser:
                     continue
                 self.set(canon, dest, raw, raw, loc, src)
                 continue
+            before = len(self.col.findings)
             ok, value = self.convert(canon, dest, raw, loc)
+            if literal is not None:
+                # exec form: vLLM parses the text "$TP" itself (an int option refuses it)
+                literal_dollar_said(self.col, before, raw, literal)
             if ok:
                 if dest == "served_model_name" and isinstance(value, str):
                     value = [value]
