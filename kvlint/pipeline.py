@@ -797,9 +797,9 @@ def _resolve_model(
     item (None when it applied it, or there is none) and the config found but refused as the fourth
     (:class:`~kvlint.types.ConfigRefusal`, what the error says of it; None without one): with exemptions disabled (``--no-exemptions``, the
     webhook's admin switch) the pod's own model (:func:`own_model_reference`) wins over an annotation naming
-    another (not one kvlint reads as the same model, :func:`_reads_as`) when kvlint can read it, as an annotation that swaps the model sized for a smaller one works as an
-    exemption; the annotation still names the model when the pod's own names none kvlint can read (a path on
-    a volume)."""
+    another (not one kvlint reads as the same model, :func:`_reads_as`) when kvlint can read it, as an annotation
+    that swaps the model sized for a smaller one works as an exemption; the annotation still names the model when
+    the pod's own names none kvlint can read (a path on a volume)."""
     ref, revision = model_reference(serving, w)
     own = own_model_reference(serving, w)
     ann = w.annotations.get(MODEL_ANNOTATION)
@@ -830,9 +830,9 @@ def _replaced_model(serving: ServingConfig, w: Workload, options: Options, cr: C
     model was read and sized instead, a warning when it could not be read, so nothing was sized); None otherwise
     (no annotation, the same model, spelt alike or read as the same model (``hf://org/name``, its Hub URL), the
     annotation not applied, or the pod's own model a path or alias kvlint cannot read, which is what the annotation
-    is for). An annotation naming a model kvlint cannot read used to
-    return None here too: a typo in it (or ``kvlint.io/model: nothing``) silently took every capacity finding of
-    the model the engine loads away, the admission webhook's denials included.
+    is for). An annotation naming a model kvlint cannot read used to return None here too: a typo in it (or
+    ``kvlint.io/model: nothing``) silently took every capacity finding of the model the engine loads away, the
+    admission webhook's denials included.
 
     Whether kvlint reads the pod's own model is judged from what it holds offline (catalogues, model directories
     and paths, files beside the manifest), never from the Hub: that model is not sized, and asking the Hub for it
