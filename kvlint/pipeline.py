@@ -799,16 +799,17 @@ def _resolve_model(
     item (None when it applied it, or there is none) and the config found but refused as the fourth
     (:class:`~kvlint.types.ConfigRefusal`, what the error says of it; None without one): with exemptions disabled (``--no-exemptions``, the
     webhook's admin switch) the pod's own model (:func:`own_model_reference`) wins over an annotation naming
-    another when kvlint can read it, as an annotation that swaps the model sized for a smaller one works as an
-    exemption; the annotation still names the model when the pod's own names none kvlint can read (a path on
-    a volume)."""
+    another (not one kvlint reads as the same model, :func:`_reads_as`) when kvlint can read it, as an annotation
+    that swaps the model sized for a smaller one works as an exemption; the annotation still names the model when
+    the pod's own names none kvlint can read (a path on a volume)."""
     ref, revision = model_reference(serving, w)
     own = own_model_reference(serving, w)
     ann = w.annotations.get(MODEL_ANNOTATION)
     if ann and not options.exemptions_allowed and own.strip().casefold() != str(ann).strip().casefold():
         try:
             spec = _models.resolve_model(own, revision=revision, **_model_sources(options, w.doc.path))
-            return (*_hide_server_paths(spec, None, own, options), str(ann), None)
+            same = _reads_as(str(ann), spec, revision, options, w)  # the same model spelt otherwise: applied
+            return (*_hide_server_paths(spec, None, own, options), None if same else str(ann), None)
         except ModelUnavailable:
             pass  # the pod names no model kvlint can read: the annotation speaks for it
         except Exception as exc:  # malformed configs etc.
@@ -829,10 +830,11 @@ def _replaced_model(serving: ServingConfig, w: Workload, options: Options, cr: C
     another, was applied in its place (exemptions allowed) and kvlint can read that model too, so the annotation
     changed what is sized rather than filling in what the pod does not say (KV005 says so: info when the annotation's
     model was read and sized instead, a warning when it could not be read, so nothing was sized); None otherwise
-    (no annotation, the same model, the annotation not applied, or the pod's own model a path or alias kvlint
-    cannot read, which is what the annotation is for). An annotation naming a model kvlint cannot read used to
-    return None here too: a typo in it (or ``kvlint.io/model: nothing``) silently took every capacity finding of
-    the model the engine loads away, the admission webhook's denials included.
+    (no annotation, the same model, spelt alike or read as the same model (``hf://org/name``, its Hub URL), the
+    annotation not applied, or the pod's own model a path or alias kvlint cannot read, which is what the annotation
+    is for). An annotation naming a model kvlint cannot read used to return None here too: a typo in it (or
+    ``kvlint.io/model: nothing``) silently took every capacity finding of the model the engine loads away, the
+    admission webhook's denials included.
 
     Whether kvlint reads the pod's own model is judged from what it holds offline (catalogues, model directories
     and paths, files beside the manifest), never from the Hub: that model is not sized, and asking the Hub for it
@@ -847,10 +849,26 @@ def _replaced_model(serving: ServingConfig, w: Workload, options: Options, cr: C
     revision = serving.get("revision")
     offline = {**_model_sources(options, w.doc.path), "allow_hub": False}
     try:
-        _models.resolve_model(own, revision=str(revision) if revision else None, **offline)
+        spec = _models.resolve_model(own, revision=str(revision) if revision else None, **offline)
     except Exception:  # ModelUnavailable, or a config kvlint cannot read: the annotation speaks for the pod
         return None
+    if cr.model is not None and cr.model.id.casefold() == spec.id.casefold():
+        return None  # the annotation names the pod's own model, spelt otherwise (hf://org/name, its Hub URL)
     return own
+
+
+def _reads_as(ref: str, spec: ModelSpec, revision: str | None, options: Options, w: Workload) -> bool:
+    """Whether kvlint reads ``ref`` (a ``kvlint.io/model`` annotation) offline (catalogues, model directories and
+    paths, never the Hub) as the model ``spec`` (the one the pod's command names): the same model spelt otherwise,
+    as KServe and the Hub spell it (``hf://org/name``, ``https://huggingface.co/org/name``, a trailing slash),
+    which the text of the two references does not show. False when ``ref`` cannot be read; never raises on user
+    input."""
+    offline = {**_model_sources(options, w.doc.path), "allow_hub": False}
+    try:
+        other = _models.resolve_model(ref, revision=revision, **offline)
+    except Exception:  # ModelUnavailable, or a config kvlint cannot read: not shown to be the same model
+        return False
+    return bool(other.id.casefold() == spec.id.casefold())
 
 
 def _hide_server_paths(

@@ -114,3 +114,30 @@ def test_a_model_annotation_for_a_path_kvlint_cannot_read_applies_either_way() -
         res = run_check([str(ANN / "model-on-a-volume.yaml")], options)
         assert {cr.model.id for cr in res.containers if cr.model} == {"meta-llama/Llama-3.1-8B-Instruct"}
         assert "KV005" not in {d.rule for d in res.diagnostics}
+
+
+def test_a_model_annotation_naming_the_served_model_in_another_spelling_is_not_a_replacement(
+    tmp_path: Path,
+) -> None:
+    """``kvlint.io/model`` naming the model the engine's command serves, spelt as KServe and the Hub spell it
+    (``hf://org/name``, the model page's URL, a trailing slash), is the same model: kvlint reads both to the same
+    config. KV005 said the annotation "replaces the model the pod serves" (info, exemptions allowed) and, under
+    ``--no-exemptions``, warned that it "is not applied": it compared the two references as text. Each is now
+    judged by the model kvlint reads from it; the verdict (the command's model on the L4) stands either way, and an
+    annotation naming another model is still reported (the tests above)."""
+    for spelling in (
+        "hf://meta-llama/Llama-3.1-8B-Instruct",
+        "https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct",
+        "meta-llama/Llama-3.1-8B-Instruct/",
+    ):
+        text = (
+            (ANN / "model-vs-command.yaml").read_text().replace("Qwen/Qwen2.5-0.5B-Instruct", f'"{spelling}"')
+        )
+        path = tmp_path / "same-model.yaml"
+        path.write_text(text)
+        for options in (ALLOWED, CLOSED):
+            res = run_check([str(path)], options)
+            rules = {d.rule for d in res.diagnostics}
+            assert "KV005" not in rules, (spelling, options.exemptions_allowed, res.diagnostics)
+            assert "KV103" in rules, (spelling, options.exemptions_allowed)
+            assert {cr.model.id for cr in res.containers if cr.model} == {"meta-llama/Llama-3.1-8B-Instruct"}

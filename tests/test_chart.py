@@ -782,6 +782,34 @@ def test_values_the_api_server_or_the_server_would_refuse_are_refused_by_the_cha
         assert wh["timeoutSeconds"] == 30 and wh["failurePolicy"] == "Fail"
 
 
+def test_worker_memory_and_request_sizes_the_server_refuses_are_refused_by_the_chart() -> None:
+    """``workerMemory`` and ``maxRequestBytes`` were rendered as given: one the server refuses on start (not a size
+    it reads, a worker cap below 128Mi, a negative one, a request limit below 1024 bytes) gave a Deployment that
+    crash-looped, and the memory-limit check (``kvlint.memoryBound``) skipped what it could not read. The chart now
+    refuses exactly what the server refuses: each spelling is judged by the server's own option parsing
+    (``build_settings``), not by a list of answers written here."""
+    import click
+
+    from kvlint.webhook.cli import build_settings
+
+    # a limit the memory-limit check passes: that check is not what is tested here
+    limits = {"resources": {"limits": {"memory": "64Gi"}}}
+    spellings: list[Any] = ["512Mi", "1Gi", "0", 0, "512MiB", "600m", "0.5Gi", 536870912, "5.36870912e8", "1.5gi",
+                            "100Mi", "-1Mi", "-536870912", "abc", "inf", "nan", "1e400", "", "12Xi"]  # fmt: skip
+    for key, option in (("workerMemory", "worker_memory"), ("maxRequestBytes", "max_request_bytes")):
+        for value in [*spellings, "1023", "1024", "2Ki"]:
+            try:  # as the chart renders it: --worker-memory=<value> ("" is the server's default)
+                build_settings(**{option: str(value)})
+                server_refuses = False
+            except click.UsageError:  # BadParameter included
+                server_refuses = True
+            values = {**limits, key: value}
+            if server_refuses:
+                assert f"{key} must be" in _refused(values), (key, value)
+            else:
+                render(values)
+
+
 def _memory_bound(values: dict[str, Any]) -> int:
     """Bytes the webhook's container may hold at once with the chart's ``values``, by the server's own sum
     (:func:`kvlint.webhook.server.memory_bound`) over the settings it builds from the flags the chart renders."""

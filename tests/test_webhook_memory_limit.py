@@ -39,3 +39,23 @@ def test_a_limit_below_what_the_processes_may_hold_is_warned_about() -> None:
     assert memory_limit_warning(three, 1000, need) is None and memory_limit_warning(three, 1000, need - 1)
     uncapped = build_settings(workers=8, worker_memory="0")
     assert memory_bound(uncapped, 1000) is None and memory_limit_warning(uncapped, 1000, 2**30) is None
+
+
+def test_a_negative_or_unbounded_worker_memory_is_refused_at_start() -> None:
+    """``--worker-memory -1Mi`` passed the ``0 < n < 128 MiB`` check, and ``setrlimit`` refused the negative cap in
+    each worker, which then ran with none (the error is swallowed, as on a platform without ``RLIMIT_AS``), while
+    :func:`memory_bound` counted each worker at -1 MiB: the start-up check against the container's limit was
+    defeated with it. ``inf`` and ``1e400`` ended ``kvlint webhook serve`` with an OverflowError traceback, ``nan``
+    with Python's own words. Each is now refused with the option named (click's usage error, exit status 2)."""
+    import click
+    import pytest
+
+    for value in ("-1Mi", "-536870912"):
+        with pytest.raises(click.UsageError, match="worker memory"):
+            build_settings(worker_memory=value)
+    for option in ("worker_memory", "max_request_bytes"):
+        for value in ("inf", "1e400", "nan", "-inf"):
+            with pytest.raises(click.BadParameter, match="not a size"):
+                build_settings(**{option: value})
+    assert build_settings(worker_memory="0").worker_memory_bytes is None  # 0: no cap, as documented
+    assert build_settings(worker_memory="1.5Gi").worker_memory_bytes == 3 * 2**29

@@ -8,6 +8,7 @@ with status 1 and the command that installs them (:func:`kvlint.webhook.install_
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -44,7 +45,9 @@ def tls_hint(cert: str, key: str, exc: BaseException) -> str:
 
 
 def _parse_size(value: str) -> int:
-    """``4194304``, ``4Mi``, ``3MiB``, ``2M`` -> bytes. Raises click.BadParameter."""
+    """``4194304``, ``4Mi``, ``3MiB``, ``2M`` -> bytes. Raises click.BadParameter, also for what is not a finite
+    number (``inf``, ``nan``, ``1e400``: an OverflowError traceback, or Python's own words, before); a negative size
+    is left to the setting's own check (:class:`~kvlint.webhook.review.WebhookSettings`), which names it."""
     text = value.strip()
     units = {"ki": 2**10, "mi": 2**20, "gi": 2**30, "k": 10**3, "m": 10**6, "g": 10**9}
     low = text.lower().removesuffix("b")
@@ -53,7 +56,9 @@ def _parse_size(value: str) -> int:
     try:
         n = float(num)
     except ValueError:
-        raise click.BadParameter(f"not a size: {value!r} (e.g. 3Mi, 4194304)") from None
+        n = math.nan
+    if not math.isfinite(n * mult):
+        raise click.BadParameter(f"not a size: {value!r} (e.g. 3Mi, 4194304)")
     return int(n * mult)
 
 

@@ -224,8 +224,12 @@ class WebhookSettings:
             raise ValueError(f"max in-flight reviews must be >= 0 (0: workers + 2), not {self.max_inflight}")
         if not self.header_timeout_seconds > 0 or not self.body_timeout_seconds > 0:
             raise ValueError("header and body timeouts must be > 0 seconds")
-        if self.worker_memory_bytes is not None and 0 < self.worker_memory_bytes < 128 * 2**20:
-            raise ValueError(f"worker memory must be at least 128 MiB, not {self.worker_memory_bytes} bytes")
+        if self.worker_memory_bytes and self.worker_memory_bytes < 128 * 2**20:
+            # a negative cap too: setrlimit refuses it in each worker, which then ran with none, while the start-up
+            # check of the container's memory limit (kvlint.webhook.server.memory_bound) counted it as given
+            raise ValueError(
+                f"worker memory must be at least 128 MiB (0: no cap), not {self.worker_memory_bytes} bytes"
+            )
         if self.options is None:
             object.__setattr__(self, "options", webhook_options())
         check_review_size(getattr(self.options, "max_review_size", None))

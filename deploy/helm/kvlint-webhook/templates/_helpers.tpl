@@ -184,7 +184,9 @@ expression: >-
 {{/* A size in bytes (an integer as text), or "" when .value is not one: with "kube" true as Kubernetes reads a
 resource quantity (k8s.io/apimachinery pkg/api/resource: binary Ki..Ei, decimal k, M..E, m milli; case matters),
 else as the server reads --worker-memory and --max-request-bytes (kvlint.webhook.cli._parse_size: ki, mi, gi, k,
-m, g in any case, a trailing B). An exponent form (1e9) is not read (""). */}}
+m, g in any case, a trailing B, and an exponent of one or two digits, 5.36870912e+08, as a number in the values
+renders; a longer one, 1e400, is not read: sprig's float64 reads what overflows as 0). A Kubernetes quantity's
+exponent form (1e9) is not read (""). */}}
 {{- define "kvlint.bytes" -}}
 {{- $text := trim (toString .value) -}}
 {{- if or (kindIs "float64" .value) (kindIs "int" .value) (kindIs "int64" .value) -}}
@@ -197,12 +199,13 @@ as 1.073741824e+09) */ -}}
 {{- if not .kube -}}
 {{- $text = lower $text | trimSuffix "b" -}}
 {{- $units = dict "ki" 1024.0 "mi" 1048576.0 "gi" 1073741824.0 "k" 1000.0 "m" 1000000.0 "g" 1000000000.0 -}}
-{{- $pattern = "^([0-9]+[.]?[0-9]*|[.][0-9]+)(ki|mi|gi|k|m|g)?$" -}}
+{{- $pattern = "^([0-9]+[.]?[0-9]*|[.][0-9]+)(e[-+]?[0-9]{1,2})?(ki|mi|gi|k|m|g)?$" -}}
 {{- end -}}
 {{- if regexMatch $pattern $text -}}
-{{- $num := regexFind "^[0-9.]+" $text -}}
+{{- $num := regexFind (ternary "^[0-9.]+" "^[0-9.]+(e[-+]?[0-9]{1,2})?" .kube) $text -}}
 {{- $suffix := trimPrefix $num $text -}}
-{{- printf "%.0f" (mulf (float64 $num) (ternary (get $units $suffix) 1.0 (ne $suffix ""))) -}}
+{{- $bytes := printf "%.0f" (mulf (float64 $num) (ternary (get $units $suffix) 1.0 (ne $suffix ""))) -}}
+{{- if regexMatch "^[0-9]+$" $bytes }}{{ $bytes }}{{ end -}}{{- /* never +Inf or NaN */ -}}
 {{- end -}}
 {{- end -}}
 
