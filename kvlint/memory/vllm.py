@@ -3473,7 +3473,9 @@ def stage_memory(
     nt = (
         cal.non_torch_bytes(
             cfg.era,
-            tp * cfg.pp,
+            tp
+            * cfg.pp
+            * max(1, cfg.dp),  # the DP group's communicators too (profiled_peer_world: before 0.11.0)
             cfg.vendor,
             False if settings.nccl_nvls_off else cfg.nvls,  # NCCL_NVLS_ENABLE=0: no NVLS buffer
             cfg.nvls_domain,
