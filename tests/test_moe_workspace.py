@@ -160,3 +160,30 @@ def test_marlin_workspace_sets_the_forward_peak() -> None:
 
     # Mixtral-like experts at TP 2 (width 14,336 / 2 above K = 4,096): the workspace equals 3 x I_eff, no excess
     assert moe_forward_excess((8192 * 2 * 7168 + 8192 * 2 * 14336) * 2, 8192, 2 * 14336, 2, 2) == 0
+
+
+def _triton_elems(m: int, topk: int, n: int, k: int) -> int:
+    """TritonExperts.workspace_shapes (vllm@0.17.0 fused_moe.py) in one chunk, N the rank's w13 rows: workspace1
+    (M, topk, max(N/2, K)) shares its buffer with the (M, K) output, beside workspace2 (M, topk, max(N, K))."""
+    return max(m * topk * max(n // 2, k), m * k) + m * topk * max(n, k)
+
+
+def test_fp8_experts_on_rocm_run_triton() -> None:
+    """MiniMax-M2.5 (FP8 block weights) at TP 2 on MI300X, vLLM 0.17.1 (gt-269's layout): without
+    VLLM_ROCM_USE_AITER the FP8 oracle's AITER experts refuse the device, the CUDA-only FlashInfer, DeepGEMM, CUTLASS
+    and Marlin experts too, and TritonExperts takes FP8 on gfx9: its modular-kernel buffers stay in the workspace
+    manager. N = 2 x 1,536 / 2 per rank, K = 3,072, both from the config."""
+    m = resolve_model("MiniMaxAI/MiniMax-M2.5", allow_hub=False)
+    mi300x = {"gpu_name": "AMD Instinct MI300X"}
+    s = VllmSettings(version="0.17.1", max_model_len=8192, tensor_parallel_size=2, gpu_memory_utilization=0.9)
+    total = int(191.98 * GiB)
+    cfg = resolve_startup(s, m, total, **mi300x)
+    assert cfg.vendor == "amd"
+    topk = int((m.config or {})["num_experts_per_tok"])
+    inter = m.moe_intermediate_size or m.intermediate_size
+    assert (
+        moe_workspace_bytes(s, m, cfg, 8192) == _triton_elems(8192, topk, 2 * inter // 2, m.hidden_size) * 2
+    )
+    # VLLM_ROCM_USE_AITER takes AITER's experts (not read): none
+    sa = dataclasses.replace(s, rocm_aiter=True)
+    assert moe_workspace_bytes(sa, m, resolve_startup(sa, m, total, **mi300x), 8192) == 0

@@ -1414,6 +1414,20 @@ def fp8_moe_takes_marlin(settings: VllmSettings, cfg: StartupConfig) -> bool:
     return cc is not None and (7, 5) <= cc < (8, 9)
 
 
+def fp8_moe_takes_rocm_triton(settings: VllmSettings, cfg: StartupConfig) -> bool:
+    """Whether vLLM's FP8 MoE oracle runs FP8 experts on ``TritonExperts`` on an AMD GPU in the releases of
+    :data:`MOE_WORKSPACE_KEPT`: without ``VLLM_ROCM_USE_AITER`` (``AiterExperts._supports_current_device`` is
+    ``rocm_aiter_ops.is_fused_moe_enabled()``; 0.14.0's ``select_fp8_moe_backend`` asks ``VLLM_ROCM_USE_AITER and
+    VLLM_ROCM_USE_AITER_MOE``) and without a ``--moe-backend`` other than ``triton``, the CUDA-only FlashInfer,
+    DeepGEMM, CUTLASS and Marlin experts refuse the GPU and ``TritonExperts._supports_quant_scheme`` takes FP8 block,
+    channel and tensor scales on gfx9 (``on_gfx9``) (``vllm@0.14.0``/``0.15.0``/``0.17.0``/``0.19.0:vllm/
+    model_executor/layers/fused_moe/oracle/fp8.py``, ``fused_moe.py``). **[assumed]** the GPU is a gfx9 Instinct
+    (MI200 / MI300 / MI350 class), where FP8 MoE runs at all. [from source]"""
+    if cfg.vendor != "amd" or settings.rocm_aiter:
+        return False
+    return not settings.moe_backend or settings.moe_backend in ("auto", "triton")
+
+
 def _mk_buffer_elems(m_full: int, chunk: int, ws13: int, ws2: int, out: int) -> int:
     """Elements ``FusedMoEModularKernel._allocate_buffers`` takes from the workspace manager for ``m_full`` tokens
     (``vllm@0.14.0``/``0.15.0``/``0.17.0``/``0.19.0:vllm/model_executor/layers/fused_moe/modular_kernel.py``):
@@ -1428,7 +1442,8 @@ def _mk_buffer_elems(m_full: int, chunk: int, ws13: int, ws2: int, out: int) -> 
 
 def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig, tokens: int) -> int:
     """Bytes of the MoE experts' workspace that stay allocated after the profile's forward pass, so that they sit
-    beside the dummy sampler's tensors, for the unquantized experts on Triton and the FP8 experts on Marlin (0
+    beside the dummy sampler's tensors, for the unquantized experts on Triton and the FP8 experts on Marlin or, on
+    AMD GPUs, Triton (0
     outside :data:`MOE_WORKSPACE_KEPT`, for dense models, other quantized experts or data-parallel expert
     parallelism, whose kernels size their buffers otherwise and were not read).
 
@@ -1450,8 +1465,9 @@ def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     0.17.0 and 0.19.0 wheels): ``workspace1 = (M x topk, max(N, K))``, ``workspace2 = (M x topk x max(2N, K),)``,
     ``output = (M, K)``, where Marlin's ``N`` is the rank's expert width itself (``moe_problem_size`` ->
     ``marlin_moe_intermediate_size``), in the activation dtype (``workspace_dtype`` is not overridden); 0.13.0's
-    ``Fp8MoEMethod`` calls ``fused_marlin_moe`` itself, whose caches are freed after the layer. Other
-    quantized experts (FP8 on 8.9 and above, MXFP4, NVFP4, INT4 / INT8 Marlin MoE methods) return 0: their kernels
+    ``Fp8MoEMethod`` calls ``fused_marlin_moe`` itself, whose caches are freed after the layer. FP8 experts on an
+    AMD GPU run ``TritonExperts`` (:func:`fp8_moe_takes_rocm_triton`): the Triton shapes above. Other
+    quantized experts (FP8 on CUDA 8.9 and above, MXFP4, NVFP4, INT4 / INT8 Marlin MoE methods) return 0: their kernels
     or their call path (a direct ``fused_marlin_moe`` or ``triton_kernel_moe_forward`` call frees its caches) were
     not read for these releases. [shapes from source]"""
     lo, hi = MOE_WORKSPACE_KEPT
@@ -1460,9 +1476,13 @@ def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     if cfg.dp > 1 and settings.enable_expert_parallel:
         return 0  # DP + EP: batched experts and the all-to-all kernels' own buffers (not read)
     quant = (settings.quantization or model.quant_method or "").lower()
+    marlin = False
     if quant:
-        if quant != "fp8" or not fp8_moe_takes_marlin(settings, cfg):
-            return 0  # other quantized experts: CUTLASS, DeepGEMM, FlashInfer, the MXFP4 kernels (not read)
+        if quant != "fp8":
+            return 0  # other quantized experts: the MXFP4, NVFP4, INT4 / INT8 kernels (not read)
+        marlin = fp8_moe_takes_marlin(settings, cfg)
+        if not marlin and not fp8_moe_takes_rocm_triton(settings, cfg):
+            return 0  # FP8 on CUDA 8.9 and above: FlashInfer, DeepGEMM, CUTLASS or Triton (not decided here)
     elif not unquantized_moe_takes_triton(settings, model, cfg):
         return 0
     c = model.text_config or model.config or {}
@@ -1472,7 +1492,7 @@ def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     topk = moe_top_k(c)
     k = model.hidden_size
     chunk = tokens if cfg.version >= (0, 19, 0) else MOE_MK_CHUNK_TOKENS
-    if quant:  # MarlinExperts: N is the rank's expert width
+    if marlin:  # MarlinExperts: N is the rank's expert width
         n = inter if settings.enable_expert_parallel else inter // max(1, cfg.tp)
         ws13, ws2 = topk * max(n, k), topk * max(2 * n, k)
     else:  # TritonExperts: N is the rank's w13 rows, 2 x the expert width
