@@ -125,3 +125,27 @@ def test_pplx_and_deepep_backends_with_expert_parallelism_skip_the_naive_gather(
         assert gather(ep, env={"VLLM_ALL2ALL_BACKEND": backend}) == 0
         # without expert parallelism the kernels are not used and the naive dispatch gathers
         assert gather(env={"VLLM_ALL2ALL_BACKEND": backend}) == gather()
+
+
+def _non_torch(version: str, dp: int) -> int:
+    assert H200 is not None
+    s = VllmSettings(
+        version=version, max_model_len=8192, data_parallel_size=dp, enable_expert_parallel=dp > 1,
+        quantization="fp8",
+    )  # fmt: skip
+    model = resolve_model(CODER, allow_hub=False)
+    d = plan_vllm_detailed(s, model, H200.memory_bytes, gpu_name=H200.name, compute_capability="9.0")
+    return d.plan.non_torch_bytes
+
+
+def test_dp_group_nccl_share_before_0_11():
+    """vllm@0.10.1 gpu_worker.py takes the init snapshot before init_worker_distributed_environment, and the DP
+    group gets a PyNcclCommunicator (CudaCommunicator: pynccl for every group but "ep") that the MoE layers' naive
+    dispatch and combine use in the profile: a DP rank counts one NCCL share, as a TP group does (calibration.
+    profiled_peer_world). From 0.11.0 the groups' communicators are in the snapshot and only a TP group's lazy torch
+    communicator is counted: DP changes nothing."""
+    from kvlint.memory.calibration import NON_TORCH_GIB
+
+    share = int(NON_TORCH_GIB["per_peer"] * GiB)
+    assert _non_torch("0.10.1", 8) - _non_torch("0.10.1", 1) == pytest.approx(share, abs=2)
+    assert _non_torch("0.11.0", 8) == _non_torch("0.11.0", 1)

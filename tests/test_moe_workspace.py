@@ -60,8 +60,10 @@ def test_workspace_follows_the_releases_and_shapes_read() -> None:
     assert settings_from_flags({}, {"VLLM_USE_FLASHINFER_MOE_FP16": "1"}, "0.19.0").flashinfer_moe_fp16
     assert not settings_from_flags({}, {}, "0.19.0").flashinfer_moe_fp16
     # linear in the profile's tokens; before 0.19.0 the modular kernel chunks them by VLLM_FUSED_MOE_CHUNK_SIZE
+    # (16,384): the two workspaces for one chunk, and then the output (M_full x K) in a buffer of its own
+    # (vllm@0.17.0 modular_kernel.py::_allocate_buffers, num_chunks > 1)
     assert ws("0.19.0", 16384) == 2 * ws("0.19.0", 8192) and ws("0.19.0", 32768) == 4 * ws("0.19.0", 8192)
-    assert ws("0.17.0", 32768) == ws("0.17.0", 16384)
+    assert ws("0.17.0", 32768) - ws("0.17.0", 16384) == 32768 * m.hidden_size * 2
     # TP splits the experts' width (N), not the hidden size (K), and every shape takes max(N or N/2, K): with
     # Qwen3-30B-A3B's N = 2 x 768 below K = 2,048 the workspace is the same at TP 2
     assert ws("0.19.0", tensor_parallel_size=2) == ws("0.19.0")
@@ -96,3 +98,92 @@ def test_flashinfer_opt_in_follows_the_oracle() -> None:
     assert ws("0.19.0", H100, [], fi) > 0
     assert ws("0.19.0", H100, ["--moe-backend", "flashinfer_cutlass"], {}) == 0
     assert ws("0.19.0", b200, ["--moe-backend", "triton"], fi) > 0
+
+
+A100 = {"gpu_name": "NVIDIA A100-SXM4-80GB", "compute_capability": "8.0"}
+
+
+def _glm_fp8():
+    return resolve_model("zai-org/GLM-4.7-FP8", allow_hub=False)
+
+
+def _marlin_elems(m: int, topk: int, n: int, k: int) -> int:
+    """MarlinExperts.workspace_shapes (vllm@0.15.0 fused_marlin_moe.py) in one modular-kernel chunk: workspace1
+    (M x topk, max(N, K)) shares its buffer with the (M, K) output, beside workspace2 (M x topk x max(2N, K))."""
+    return max(m * topk * max(n, k), m * k) + m * topk * max(2 * n, k)
+
+
+def test_fp8_experts_on_marlin_keep_their_workspace() -> None:
+    """GLM-4.7-FP8 at PP 8 on A100s (gt-282's layout, vLLM 0.15.0): below compute capability 8.9 the FP8 oracle's
+    only backend is MarlinExperts, run through FusedMoEModularKernel with the workspace manager's buffers, with
+    Marlin's N the expert width (1,536) against K = 5,120 (both from the model's config)."""
+    m = _glm_fp8()
+    s = VllmSettings(
+        version="0.15.0", max_model_len=8192, pipeline_parallel_size=8, gpu_memory_utilization=0.925
+    )
+    cfg = resolve_startup(s, m, int(79.25 * GiB), **A100)
+    topk = int((m.config or {})["num_experts_per_tok"])
+    n, k = m.moe_intermediate_size, m.hidden_size
+    assert moe_workspace_bytes(s, m, cfg, 2048) == _marlin_elems(2048, topk, n, k) * 2
+    # at TP 2 (no expert parallelism) Marlin's N is the rank's half of the width; K stays
+    s2 = dataclasses.replace(s, pipeline_parallel_size=4, tensor_parallel_size=2)
+    cfg2 = resolve_startup(s2, m, int(79.25 * GiB), **A100)
+    assert moe_workspace_bytes(s2, m, cfg2, 2048) == _marlin_elems(2048, topk, n // 2, k) * 2
+    # not the releases whose FP8 MoE calls the kernels directly (0.13.0) or was not read (0.20.0)
+    for version in ("0.13.0", "0.20.0"):
+        sv = dataclasses.replace(s, version=version)
+        assert moe_workspace_bytes(sv, m, resolve_startup(sv, m, int(79.25 * GiB), **A100), 2048) == 0
+    # on Hopper the oracle ranks FlashInfer, DeepGEMM, CUTLASS and Triton first (packages and scales not read): 0,
+    # unless --moe-backend marlin (0.17.0 on) asks for Marlin
+    sh = dataclasses.replace(s, version="0.17.0")
+    assert moe_workspace_bytes(sh, m, resolve_startup(sh, m, int(79.19 * GiB), **H100), 2048) == 0
+    sm = dataclasses.replace(sh, moe_backend="marlin")
+    assert moe_workspace_bytes(sm, m, resolve_startup(sm, m, int(79.19 * GiB), **H100), 2048) > 0
+
+
+def test_marlin_workspace_sets_the_forward_peak() -> None:
+    """The kept buffers are the MoE layer's intermediates: where they exceed the forward pass's 3 x I_eff term
+    (experts narrower than the hidden size) the stage's activation holds at least the buffers. GLM-4.7-FP8 at PP 8
+    on A100s with 2,048 profile tokens: Marlin's buffers are 0.31 GiB, kvlint's forward term was 0.22 GiB."""
+    m = _glm_fp8()
+    s = VllmSettings(
+        version="0.15.0",
+        max_model_len=8192,
+        pipeline_parallel_size=8,
+        gpu_memory_utilization=0.925,
+        max_num_batched_tokens=2048,
+    )
+    cfg = resolve_startup(s, m, int(79.25 * GiB), **A100)
+    d = plan_vllm_detailed(s, m, int(79.25 * GiB), **A100)
+    assert d.plan.activation_bytes > moe_workspace_bytes(s, m, cfg, cfg.max_num_batched_tokens) > 0
+    from kvlint.memory.vllm import moe_forward_excess
+
+    # Mixtral-like experts at TP 2 (width 14,336 / 2 above K = 4,096): the workspace equals 3 x I_eff, no excess
+    assert moe_forward_excess((8192 * 2 * 7168 + 8192 * 2 * 14336) * 2, 8192, 2 * 14336, 2, 2) == 0
+
+
+def _triton_elems(m: int, topk: int, n: int, k: int) -> int:
+    """TritonExperts.workspace_shapes (vllm@0.17.0 fused_moe.py) in one chunk, N the rank's w13 rows: workspace1
+    (M, topk, max(N/2, K)) shares its buffer with the (M, K) output, beside workspace2 (M, topk, max(N, K))."""
+    return max(m * topk * max(n // 2, k), m * k) + m * topk * max(n, k)
+
+
+def test_fp8_experts_on_rocm_run_triton() -> None:
+    """MiniMax-M2.5 (FP8 block weights) at TP 2 on MI300X, vLLM 0.17.1 (gt-269's layout): without
+    VLLM_ROCM_USE_AITER the FP8 oracle's AITER experts refuse the device, the CUDA-only FlashInfer, DeepGEMM, CUTLASS
+    and Marlin experts too, and TritonExperts takes FP8 on gfx9: its modular-kernel buffers stay in the workspace
+    manager. N = 2 x 1,536 / 2 per rank, K = 3,072, both from the config."""
+    m = resolve_model("MiniMaxAI/MiniMax-M2.5", allow_hub=False)
+    mi300x = {"gpu_name": "AMD Instinct MI300X"}
+    s = VllmSettings(version="0.17.1", max_model_len=8192, tensor_parallel_size=2, gpu_memory_utilization=0.9)
+    total = int(191.98 * GiB)
+    cfg = resolve_startup(s, m, total, **mi300x)
+    assert cfg.vendor == "amd"
+    topk = int((m.config or {})["num_experts_per_tok"])
+    inter = m.moe_intermediate_size or m.intermediate_size
+    assert (
+        moe_workspace_bytes(s, m, cfg, 8192) == _triton_elems(8192, topk, 2 * inter // 2, m.hidden_size) * 2
+    )
+    # VLLM_ROCM_USE_AITER takes AITER's experts (not read): none
+    sa = dataclasses.replace(s, rocm_aiter=True)
+    assert moe_workspace_bytes(sa, m, resolve_startup(sa, m, total, **mi300x), 8192) == 0

@@ -226,3 +226,53 @@ def test_qwen3_vl_refuses_absurd_max_pixels():
             mm_processor_kwargs={"max_pixels": bad},
         )  # fmt: skip
         assert p is None and any("is not a pixel count" in n for n in notes), notes
+
+
+def _qwen3(tp: int, max_pixels: int, mode: str | None = None):
+    p, _ = encoder_profile(
+        _m("Qwen/Qwen3-VL-8B-Instruct"), era="v1", version=(0, 19, 0), max_num_seqs=256,
+        max_num_batched_tokens=8192, max_model_len=32768, chunked_prefill=True, tp=tp, dtype_bytes=2,
+        mm_processor_kwargs={"max_pixels": max_pixels}, mm_encoder_tp_mode=mode,
+    )  # fmt: skip
+    assert p is not None
+    return p
+
+
+def _per_tower_token(model_ref: str) -> int:
+    """_vit_peak per token at TP 1: 2 x intermediate + 2 x hidden in bf16."""
+    vis = _m(model_ref).config["vision_config"]
+    return (2 * vis["intermediate_size"] + 2 * vis["hidden_size"]) * 2
+
+
+def test_qwen3_vl_data_mode_runs_the_whole_tower_on_each_rank():
+    """vllm@0.11.0 / 0.19.0 qwen3_vl.py: under --mm-encoder-tp-mode data the vision tower's linear layers take
+    disable_tp and the profile's items go through run_dp_sharded_mrope_vision_model (vision.py), which gives the
+    equal dummy items round the TP ranks (get_load_balance_assignment): the busiest rank encodes ceil(items / tp)
+    of them with the whole tower. kvlint had divided the tower by TP over all the items."""
+    ref = "Qwen/Qwen3-VL-8B-Instruct"
+    # one large item: the rank that gets it runs it at full width, as TP 1 does
+    one_tp1, one_data = _qwen3(1, 8_000_000), _qwen3(4, 8_000_000, "data")
+    assert one_tp1.items == one_data.items == 1
+    assert one_data.peak_bytes == one_tp1.peak_bytes > _qwen3(4, 8_000_000).peak_bytes
+    # many small items: each rank's tower sees ceil(items / 4) of them; the pixels and the cache stay whole
+    many_tp1, many_data = _qwen3(1, 200_000), _qwen3(4, 200_000, "data")
+    n = many_data.items
+    assert n > 4 and n % 4
+    fewer = (n - -(-n // 4)) * many_data.encoder_tokens_per_item
+    assert many_data.peak_bytes == many_tp1.peak_bytes - fewer * _per_tower_token(ref)
+    assert many_data.cache_bytes == many_tp1.cache_bytes
+
+
+def test_qwen25_vl_data_mode_shares_the_items_over_the_ranks():
+    """Qwen2.5-VL runs the same run_dp_sharded_mrope_vision_model (vllm@0.11.0 / 0.19.0 qwen2_5_vl.py): with many
+    profile items each rank's whole tower encodes ceil(items / tp), not all of them."""
+    kw = {"mm_processor_kwargs": {"max_pixels": 200_000}, "limit_mm_per_prompt": {"video": 0}}
+    tp1, _ = _profile((0, 19, 0), 32768, **kw)
+    data, _ = _profile((0, 19, 0), 32768, tp=4, mm_encoder_tp_mode="data", **kw)
+    assert tp1 is not None and data is not None
+    n = data.items
+    assert n > 4
+    vis = _m(QWEN25).config["vision_config"]
+    per_tok = (3 * vis["intermediate_size"] + 3 * vis["hidden_size"]) * 2
+    fewer = (n - -(-n // 4)) * data.encoder_tokens_per_item
+    assert data.peak_bytes == tp1.peak_bytes - fewer * per_tok

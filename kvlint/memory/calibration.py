@@ -1546,7 +1546,14 @@ def profiled_peer_world(world: int, tp: int | None = None, version: tuple[int, .
     TP group's one share. The logs: vLLM 0.19.0 at PP 2 and PP 4 (TP 1) print 0.07 GiB of non-torch memory on every
     rank, with the communicators already in the init snapshot (``non_torch_memory=1.43GiB`` at PP 2 and 1.48 at PP
     4 against 0.51 at TP 1; gt-355, llm-d-planner's sweep); 0.14.x at TP 2 still prints 0.55 (gt-054).
-    ``tp`` None (a caller that knows only the world): ``world``; ``version`` None: the rule of 0.11.0 and later."""
+    ``tp`` None (a caller that knows only the world): ``world``; ``version`` None: the rule of 0.11.0 and later.
+    The planner passes ``world`` = TP x PP x DP: before 0.11.0 a data-parallel rank's groups are also created after
+    the snapshot (``vllm@0.10.1:vllm/v1/worker/gpu_worker.py::Worker.init_device`` takes ``init_snapshot`` before
+    ``init_worker_distributed_environment``), the DP group with a ``PyNcclCommunicator`` (``CudaCommunicator``:
+    pynccl for every group but ``ep``, warmed up with an all-reduce at init), and with expert parallelism the MoE
+    layers' naive dispatch broadcasts on that group's torch ``device_group`` and all-reduces on its pynccl
+    communicator in the profile run (``device_communicators/all2all.py::NaiveAll2AllManager``): one share, as a TP
+    group's."""
     if tp is None:
         return world
     if version is not None and tuple(version) < NCCL_BEFORE_SNAPSHOT_FROM:

@@ -153,6 +153,21 @@ LLAMA4_MAX_TILES = 1024
 QWEN_VL_MAX_PIXELS = 2**28
 
 
+#: ``model_type`` values of the generic vision path whose vLLM module honours ``--mm-encoder-tp-mode data``
+#: (``self.use_data_parallel = multimodal_config.mm_encoder_tp_mode == "data"``: ``vllm@0.11.0``/``vllm@0.19.0:
+#: vllm/model_executor/models/qwen3_vl.py``, whose MoE variant subclasses it); Qwen2.5-VL takes its own path
+ENCODER_DP_MODEL_TYPES = frozenset({"qwen3_vl", "qwen3_vl_moe"})
+
+
+def encoder_items_per_rank(items: int, ranks: int) -> int:
+    """Profile items (images or videos, all the same size) the busiest of ``ranks`` tensor-parallel ranks encodes
+    under ``--mm-encoder-tp-mode data``: ``run_dp_sharded_mrope_vision_model`` hands each item, largest first, to
+    the rank with the least patches so far (``get_load_balance_assignment``, ``vllm@0.11.0``/``vllm@0.19.0:
+    vllm/model_executor/models/vision.py``), so equal items go round the ranks and the busiest holds
+    ``ceil(items / ranks)``; each rank runs the whole tower on its share and the embeddings are gathered on all."""
+    return -(-max(0, items) // max(1, ranks))
+
+
 def _vit_peak(tokens: int, hidden: int, inter: int, tp: int, dtype_bytes: int) -> int:
     """Transient peak of one vision-transformer layer over ``tokens`` tokens: MLP first linear + activation output
     (``2 x intermediate / tp``) and residual + normalised input (``2 x hidden``)."""
@@ -314,6 +329,7 @@ def _qwen2_vl_profile(
     dtype_bytes: int,
     limits: dict[str, int],
     kw: dict[str, Any],
+    item_ranks: int = 1,
 ) -> tuple[EncoderProfile | None, list[str]]:
     """The Qwen2-VL / Qwen2.5-VL part of :func:`encoder_profile` (bytes per GPU).
 
@@ -326,7 +342,8 @@ def _qwen2_vl_profile(
     :func:`_v1_items` with that modality's limit. The vision tower: Qwen2-VL's ``embed_dim`` x ``mlp_ratio`` MLP
     (:func:`_vit_peak`), Qwen2.5-VL's gated ``hidden_size``/``intermediate_size`` MLP (``3 x intermediate / tp + 3 x
     hidden`` per patch), plus the float32 ``pixel_values`` (``3 x temporal_patch_size x patch^2`` per patch);
-    ``--mm-encoder-tp-mode data`` replicates it (the caller passes ``tp`` 1). V0 profiles images only here (its dummy
+    ``--mm-encoder-tp-mode data`` replicates it (the caller passes ``tp`` 1) and, for Qwen2.5-VL, shares the items
+    over the ``item_ranks`` tensor-parallel ranks (:func:`encoder_items_per_rank`). V0 profiles images only here (its dummy
     sequences' videos are not modelled; noted).
     """
     vis = _vision(model)
@@ -391,17 +408,17 @@ def _qwen2_vl_profile(
     )
     if era == "v0":
         how += "; the dummy sequences' videos are not modelled"
-    tok = items * enc_per_item
     # pixel_values: one row of channels x temporal_patch_size x patch^2 values per patch, float32 as the HF processor
     # returns them, held by the caller while the tower runs on its model-dtype copy (Qwen2_5_VisionTransformer.forward:
     # x.to(device, dtype)); Qwen2.5-VL's gated MLP keeps gate_up (2 x intermediate) alive through the activation and
     # down_proj (vllm@0.22.0:vllm/model_executor/models/qwen2_5_vl.py::Qwen2_5_VisionMLP.forward): 3 x intermediate
     # + 3 x hidden per token, where Qwen2-VL's fc1 -> QuickGELU -> fc2 MLP is the 2 + 2 of _vit_peak
     pixels = items * enc_per_item * 3 * temporal * patch * patch * 4
+    tower_tok = encoder_items_per_rank(items, item_ranks) * enc_per_item
     if mt == "qwen2_5_vl":
-        peak = tok * (3 * math.ceil(i_v / max(1, tp)) + 3 * h_v) * dtype_bytes + pixels
+        peak = tower_tok * (3 * math.ceil(i_v / max(1, tp)) + 3 * h_v) * dtype_bytes + pixels
     else:
-        peak = _vit_peak(tok, h_v, i_v, tp, dtype_bytes) + pixels
+        peak = _vit_peak(tower_tok, h_v, i_v, tp, dtype_bytes) + pixels
     rows = per_item
     if era == "v1" and cache_holds_full_budget(version):
         rows = max(max_num_batched_tokens, per_item)
@@ -612,6 +629,7 @@ def encoder_profile(
             dtype_bytes=dtype_bytes,
             limits=limits,
             kw=mm_processor_kwargs or {},
+            item_ranks=tp if str(mm_encoder_tp_mode or "") == "data" and mt == "qwen2_5_vl" else 1,
         )
     limit = int(limits.get("image", 1 if era == "v0" else 999))
     if limit <= 0:
@@ -715,7 +733,11 @@ def encoder_profile(
     tok = items * enc_per_item
     if arch != "llama4":
         pixels = size * size
-    peak = _vit_peak(tok, h_v, i_v, tp, dtype_bytes) + items * 3 * pixels * dtype_bytes
+    tower_tp, tower_tok = tp, tok
+    if str(mm_encoder_tp_mode or "") == "data" and mt in ENCODER_DP_MODEL_TYPES:
+        # the whole tower on every rank, each encoding its share of the items (encoder_items_per_rank)
+        tower_tp, tower_tok = 1, encoder_items_per_rank(items, tp) * enc_per_item
+    peak = _vit_peak(tower_tok, h_v, i_v, tower_tp, dtype_bytes) + items * 3 * pixels * dtype_bytes
     rows = per_item
     if era == "v1" and cache_holds_full_budget(version):
         rows = max(max_num_batched_tokens, per_item)

@@ -1395,43 +1395,125 @@ def unquantized_moe_takes_triton(settings: VllmSettings, model: ModelSpec, cfg: 
     return not (use_ep and cfg.dp == 1 and cc is not None and cc >= (9, 0))  # else FLASHINFER_CUTLASS
 
 
+def fp8_moe_takes_marlin(settings: VllmSettings, cfg: StartupConfig) -> bool:
+    """Whether vLLM's FP8 MoE oracle runs FP8 experts (``fp8`` checkpoints or ``--quantization fp8``) on
+    ``MarlinExperts``, weight-only W8A16, in the releases of :data:`MOE_WORKSPACE_KEPT`: an explicit
+    ``--moe-backend marlin`` (0.17.0 on), else a CUDA GPU below compute capability 8.9, where no other FP8 experts
+    run. ``vllm@0.14.0:vllm/model_executor/layers/fused_moe/oracle/fp8.py::select_fp8_moe_backend`` returns
+    ``MARLIN`` for ``is_cuda() and not has_device_capability(89)``; 0.15.0, 0.17.0 and 0.19.0 walk a ranked list
+    whose other members refuse such a GPU (``TritonExperts._supports_quant_scheme`` takes FP8 only from 8.9 on CUDA,
+    FlashInfer's CUTLASS experts need 9.0 or 10.x, DeepGEMM 9.0 or 10.x, vLLM's CUTLASS group GEMM 9.0 on, AITER is
+    ROCm) and ``MarlinExpertsBase._supports_current_device`` takes 7.5 on. On 8.9 and above the list (FlashInfer,
+    DeepGEMM, CUTLASS, Triton) depends on the packages installed and the scale layout, not read here: False.
+    ``VLLM_TEST_FORCE_FP8_MARLIN`` is not read. [from source]"""
+    if settings.moe_backend and settings.moe_backend != "auto":
+        return settings.moe_backend == "marlin"
+    if cfg.vendor != "nvidia":
+        return False
+    cc = parse_cc(cfg.compute_capability)
+    return cc is not None and (7, 5) <= cc < (8, 9)
+
+
+def fp8_moe_takes_rocm_triton(settings: VllmSettings, cfg: StartupConfig) -> bool:
+    """Whether vLLM's FP8 MoE oracle runs FP8 experts on ``TritonExperts`` on an AMD GPU in the releases of
+    :data:`MOE_WORKSPACE_KEPT`: without ``VLLM_ROCM_USE_AITER`` (``AiterExperts._supports_current_device`` is
+    ``rocm_aiter_ops.is_fused_moe_enabled()``; 0.14.0's ``select_fp8_moe_backend`` asks ``VLLM_ROCM_USE_AITER and
+    VLLM_ROCM_USE_AITER_MOE``) and without a ``--moe-backend`` other than ``triton``, the CUDA-only FlashInfer,
+    DeepGEMM, CUTLASS and Marlin experts refuse the GPU and ``TritonExperts._supports_quant_scheme`` takes FP8 block,
+    channel and tensor scales on gfx9 (``on_gfx9``) (``vllm@0.14.0``/``0.15.0``/``0.17.0``/``0.19.0:vllm/
+    model_executor/layers/fused_moe/oracle/fp8.py``, ``fused_moe.py``). **[assumed]** the GPU is a gfx9 Instinct
+    (MI200 / MI300 / MI350 class), where FP8 MoE runs at all. [from source]"""
+    if cfg.vendor != "amd" or settings.rocm_aiter:
+        return False
+    return not settings.moe_backend or settings.moe_backend in ("auto", "triton")
+
+
+def _mk_buffer_elems(m_full: int, chunk: int, ws13: int, ws2: int, out: int) -> int:
+    """Elements ``FusedMoEModularKernel._allocate_buffers`` takes from the workspace manager for ``m_full`` tokens
+    (``vllm@0.14.0``/``0.15.0``/``0.17.0``/``0.19.0:vllm/model_executor/layers/fused_moe/modular_kernel.py``):
+    ``ws13``, ``ws2`` the experts' two workspaces per token of a chunk, ``out`` the output per token. One chunk
+    (``m_full <= chunk``): one buffer shared by ``workspace13`` and the output, ``max(M ws13, M out)``, beside
+    ``workspace2``; more chunks (before 0.19.0, :data:`MOE_MK_CHUNK_TOKENS`): both workspaces for a chunk and the
+    output for every token."""
+    if m_full <= chunk:
+        return max(m_full * ws13, m_full * out) + m_full * ws2
+    return chunk * (ws13 + ws2) + m_full * out
+
+
 def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig, tokens: int) -> int:
-    """Bytes of the unquantized MoE experts' workspace that stay allocated after the profile's forward pass, so that
-    they sit beside the dummy sampler's tensors (0 outside :data:`MOE_WORKSPACE_KEPT`, for dense models, quantized
-    experts or data-parallel expert parallelism, whose kernels size their buffers otherwise and were not read).
+    """Bytes of the MoE experts' workspace that stay allocated after the profile's forward pass, so that they sit
+    beside the dummy sampler's tensors, for the unquantized experts on Triton and the FP8 experts on Marlin or, on
+    AMD GPUs, Triton (0
+    outside :data:`MOE_WORKSPACE_KEPT`, for dense models, other quantized experts or data-parallel expert
+    parallelism, whose kernels size their buffers otherwise and were not read).
 
     ``FusedMoEModularKernel._allocate_buffers`` takes one shared buffer for ``workspace13`` and the output and one
     for ``workspace2`` from ``current_workspace_manager().get_simultaneous`` (``vllm@0.17.0``/``vllm@0.19.0:
     vllm/model_executor/layers/fused_moe/modular_kernel.py``), and the manager keeps its largest buffers for the
-    process's life. ``TritonExperts.workspace_shapes`` (``fused_moe.py``, same wheels): ``workspace1 = (M, topk,
-    max(N/2, K))``, ``workspace2 = (M, topk, max(N, K))``, ``output = (M, K)`` in the activation dtype, with ``N``
-    the rank's ``w13`` rows (2 x the expert width, divided by TP without expert parallelism), ``K`` the hidden size
-    and ``M`` the profile's ``tokens`` (at most :data:`MOE_MK_CHUNK_TOKENS` before 0.19.0). So
-    ``(max(M x topk x max(N/2, K), M x K) + M x topk x max(N, K)) x dtype bytes``. Triton is the unquantized
-    oracle's default on CUDA and ROCm in those releases; ``VLLM_USE_FLASHINFER_MOE_FP16`` (on Blackwell, or with
-    expert parallelism), ``--moe-backend`` or, on ROCm, ``VLLM_ROCM_USE_AITER`` choose other experts (0 here;
-    :func:`unquantized_moe_takes_triton`). From 0.20.0 the oracle ranks FlashInfer's experts first
-    on some GPUs (0.26.0: all CUDA GPUs but Hopper), which is one reason those releases are left out. [shapes from
-    source]"""
+    process's life (:func:`_mk_buffer_elems`). ``TritonExperts.workspace_shapes`` (``fused_moe.py``, same wheels):
+    ``workspace1 = (M, topk, max(N/2, K))``, ``workspace2 = (M, topk, max(N, K))``, ``output = (M, K)`` in the
+    activation dtype, with ``N`` the rank's ``w13`` rows (2 x the expert width, divided by TP without expert
+    parallelism), ``K`` the hidden size and ``M`` the profile's ``tokens`` (chunked by :data:`MOE_MK_CHUNK_TOKENS`
+    before 0.19.0). So ``(max(M x topk x max(N/2, K), M x K) + M x topk x max(N, K)) x dtype bytes``. Triton is the
+    unquantized oracle's default on CUDA and ROCm in those releases; ``VLLM_USE_FLASHINFER_MOE_FP16`` (on Blackwell,
+    or with expert parallelism), ``--moe-backend`` or, on ROCm, ``VLLM_ROCM_USE_AITER`` choose other experts (0
+    here; :func:`unquantized_moe_takes_triton`). From 0.20.0 the oracle ranks FlashInfer's experts first on some
+    GPUs (0.26.0: all CUDA GPUs but Hopper), which is one reason those releases are left out.
+
+    FP8 experts on Marlin (:func:`fp8_moe_takes_marlin`: below compute capability 8.9, an A100 or an A10) run the
+    same modular kernel with ``MarlinExperts.workspace_shapes`` (``fused_marlin_moe.py``, the 0.14.0, 0.15.0,
+    0.17.0 and 0.19.0 wheels): ``workspace1 = (M x topk, max(N, K))``, ``workspace2 = (M x topk x max(2N, K),)``,
+    ``output = (M, K)``, where Marlin's ``N`` is the rank's expert width itself (``moe_problem_size`` ->
+    ``marlin_moe_intermediate_size``), in the activation dtype (``workspace_dtype`` is not overridden); 0.13.0's
+    ``Fp8MoEMethod`` calls ``fused_marlin_moe`` itself, whose caches are freed after the layer. FP8 experts on an
+    AMD GPU run ``TritonExperts`` (:func:`fp8_moe_takes_rocm_triton`): the Triton shapes above. Other
+    quantized experts (FP8 on CUDA 8.9 and above, MXFP4, NVFP4, INT4 / INT8 Marlin MoE methods) return 0: their kernels
+    or their call path (a direct ``fused_marlin_moe`` or ``triton_kernel_moe_forward`` call frees its caches) were
+    not read for these releases. [shapes from source]"""
     lo, hi = MOE_WORKSPACE_KEPT
     if cfg.era != "v1" or not model.num_experts or not lo <= cfg.version < hi:
         return 0
-    if settings.quantization or model.quant_method:
-        return 0  # quantized experts: Marlin, CUTLASS, DeepGEMM, the MXFP4 kernels (not read)
     if cfg.dp > 1 and settings.enable_expert_parallel:
         return 0  # DP + EP: batched experts and the all-to-all kernels' own buffers (not read)
-    if not unquantized_moe_takes_triton(settings, model, cfg):
+    quant = (settings.quantization or model.quant_method or "").lower()
+    marlin = False
+    if quant:
+        if quant != "fp8":
+            return 0  # other quantized experts: the MXFP4, NVFP4, INT4 / INT8 kernels (not read)
+        marlin = fp8_moe_takes_marlin(settings, cfg)
+        if not marlin and not fp8_moe_takes_rocm_triton(settings, cfg):
+            return 0  # FP8 on CUDA 8.9 and above: FlashInfer, DeepGEMM, CUTLASS or Triton (not decided here)
+    elif not unquantized_moe_takes_triton(settings, model, cfg):
         return 0
     c = model.text_config or model.config or {}
     inter = model.moe_intermediate_size or model.intermediate_size
     if not inter or tokens <= 0:
         return 0
     topk = moe_top_k(c)
-    n = 2 * inter if settings.enable_expert_parallel else 2 * inter // max(1, cfg.tp)
     k = model.hidden_size
-    m = tokens if cfg.version >= (0, 19, 0) else min(tokens, MOE_MK_CHUNK_TOKENS)
-    elems = max(m * topk * max(n // 2, k), m * k) + m * topk * max(n, k)
-    return int(elems * cfg.dtype_bytes)
+    chunk = tokens if cfg.version >= (0, 19, 0) else MOE_MK_CHUNK_TOKENS
+    if marlin:  # MarlinExperts: N is the rank's expert width
+        n = inter if settings.enable_expert_parallel else inter // max(1, cfg.tp)
+        ws13, ws2 = topk * max(n, k), topk * max(2 * n, k)
+    else:  # TritonExperts: N is the rank's w13 rows, 2 x the expert width
+        n = 2 * inter if settings.enable_expert_parallel else 2 * inter // max(1, cfg.tp)
+        ws13, ws2 = topk * max(n // 2, k), topk * max(n, k)
+    return int(_mk_buffer_elems(tokens, chunk, ws13, ws2, k) * cfg.dtype_bytes)
+
+
+def moe_forward_excess(workspace: int, tokens: int, inter_eff: int, tp: int, dtype_bytes: int) -> int:
+    """Bytes by which the MoE experts' kept workspace (``workspace``, :func:`moe_workspace_bytes`) exceeds the
+    ``3 x I_eff / tp`` MLP intermediates that :func:`kvlint.memory.calibration.activation_bytes` counts for each of
+    the profile's ``tokens`` in the forward pass (``inter_eff`` elements per token, ``dtype_bytes`` each), else 0.
+    In the releases where the modular kernel takes its buffers from the workspace manager those buffers are the
+    experts' intermediates, live while the MoE layer runs, and each shape is ``max(expert width, hidden size)``
+    (``TritonExperts`` / ``MarlinExperts.workspace_shapes``), so with experts narrower than the hidden size (GLM-4.x,
+    Qwen3 MoE: 1,536 or 768 against 5,120 or 2,048) the layer holds more than ``3 x I_eff``. The excess is added to
+    the forward pass (``forward_extra``), whose other terms (``4 x hidden`` per token) stay as they are."""
+    if workspace <= 0 or tokens <= 0:
+        return 0
+    counted = tokens * 3 * inter_eff / max(1, tp) * dtype_bytes
+    return max(0, int(workspace - counted))
 
 
 @per_model
@@ -3389,6 +3471,7 @@ def stage_memory(
     enc = cfg.encoder
     gather = dp_moe_gather_bytes(settings, model, cfg)
     moe_ws = moe_workspace_bytes(settings, model, cfg, cfg.max_num_batched_tokens)
+    gather += moe_forward_excess(moe_ws, cfg.max_num_batched_tokens, inter, tp, cfg.dtype_bytes)
     act = cal.activation_bytes(
         path,
         cfg.sampled_rows,
@@ -3410,7 +3493,9 @@ def stage_memory(
     nt = (
         cal.non_torch_bytes(
             cfg.era,
-            tp * cfg.pp,
+            tp
+            * cfg.pp
+            * max(1, cfg.dp),  # the DP group's communicators too (profiled_peer_world: before 0.11.0)
             cfg.vendor,
             False if settings.nccl_nvls_off else cfg.nvls,  # NCCL_NVLS_ENABLE=0: no NVLS buffer
             cfg.nvls_domain,
