@@ -577,21 +577,21 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
         entries = [e for e in cr.fleet if e.verdict == verdict]
         if not entries:
             continue
-        shown = []
+        named: list[tuple[str, str]] = []
         for e in entries:
             p = e.detail.plan if e.detail is not None else None
             if e.refused_by is not None:
-                figures = f" ({e.reason}; {e.refused_by})"
+                figures = f"{e.reason}; {e.refused_by}"
             elif verdict == "fails" and e.reason:
-                figures = f" ({e.reason})"
+                figures = e.reason
             elif p is not None and p.kv_cache_bytes > 0:
                 figures = (
-                    f" ({p.capacity_tokens:,} KV tokens, {times(p.max_concurrency)}x at {p.max_model_len:,})"
+                    f"{p.capacity_tokens:,} KV tokens, {times(p.max_concurrency)}x at {p.max_model_len:,}"
                 )
             else:
                 figures = ""
-            shown.append(e.accelerator.name + figures)
-        parts.append(f"{verdict} on {', '.join(shown)}")
+            named.append((e.accelerator.name, figures))
+        parts.append(f"{verdict} on {fleet_entries(named)}")
     fitting = [e for e in cr.fleet if e.verdict == "fits"]
     short = _sglang_short_pool(cr.fleet)
     severity = ctx.rule.severity
@@ -608,6 +608,30 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
         fix=fix,
         severity=severity,
     )
+
+
+def fleet_entries(named: list[tuple[str, str]]) -> str:
+    """The GPUs of one KV501 verdict as the finding lists them, from ``(GPU name, figures)`` pairs in fleet order:
+    ``NAME (figures)`` each, except that GPUs in a row whose figures are the same words (the same refusal, the
+    same weights leaving no KV cache) are named once together, ``A, B and C (all: figures)``, so that a 61 GiB
+    model's five "no memory left for the KV cache after 61.28 GiB/GPU of weights" read as one reason instead of
+    five copies; a GPU without figures is its name alone."""
+    runs: list[tuple[list[str], str]] = []
+    for name, figures in named:
+        if runs and figures and runs[-1][1] == figures:
+            runs[-1][0].append(name)
+        else:
+            runs.append(([name], figures))
+    shown = []
+    for names, figures in runs:
+        who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        if not figures:
+            shown.append(who)
+        else:
+            shown.append(
+                f"{who} ({'' if len(names) == 1 else 'both: ' if len(names) == 2 else 'all: '}{figures})"
+            )
+    return ", ".join(shown)
 
 
 def _sglang_short_pool(fleet: tuple[Any, ...]) -> str | None:

@@ -1,0 +1,56 @@
+"""New-user pass 54 (branch newuser54): what got in the way of a platform engineer trying kvlint on real manifests
+from the README alone.
+
+* KV501 on gateway-api-inference-extension's Qwen3-32B Deployment (no GPU named) listed "no memory left for the KV
+  cache after 61.28 GiB/GPU of weights; vLLM refuses to start" five times, once per GPU of the default fleet:
+  GPUs in a row with the same reason are now named together with that reason once.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from kvlint.options import Options
+from kvlint.pipeline import run_check
+
+COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
+QWEN3_32B = (
+    COLLECTED
+    / "kubernetes-sigs__gateway-api-inference-extension__config__manifests__vllm__gpu-grpc-deployment.yaml"
+)
+
+
+def _kv501(path: Path) -> str:
+    result = run_check([str(path)], Options(allow_hub=False))
+    (kv501,) = [d for d in result.diagnostics if d.rule == "KV501"]
+    return kv501.message
+
+
+def test_kv501_names_each_fleet_gpu_once_and_a_shared_reason_once() -> None:
+    text = QWEN3_32B.read_text()
+    assert "Qwen/Qwen3-32B" in text and "nodeSelector" not in text
+    message = _kv501(QWEN3_32B)
+    fails = message.split("fails on ", 1)[1]
+    # every GPU the 61 GiB of weights leave no room on is named, and the reason is said once for all of them
+    reasons = re.findall(r"no memory left for the KV cache after [0-9.]+ GiB/GPU of weights", fails)
+    assert len(reasons) == 1, fails
+    named = fails.split(" (all: ", 1)[0]
+    gpus = re.split(r", | and ", named)
+    assert len(gpus) >= 2 and "NVIDIA L4" in gpus and "Tesla T4" in gpus, named
+    # the GPUs it fits on keep their own figures
+    fits = message.split("fits on ", 1)[1].split("; ", 1)[0]
+    assert fits.count("KV tokens") == len(re.findall(r"(?:NVIDIA|Tesla|AMD) [^,(]+ \(", fits)) >= 1
+
+
+def test_fleet_entries_groups_only_neighbours_with_the_same_figures() -> None:
+    from kvlint.rules.families.resolution import fleet_entries
+
+    assert fleet_entries([("A", "x")]) == "A (x)"
+    assert fleet_entries([("A", "x"), ("B", "x")]) == "A and B (both: x)"
+    assert fleet_entries([("A", "x"), ("B", "x"), ("C", "x"), ("D", "y")]) == "A, B and C (all: x), D (y)"
+    # not neighbours: each keeps its own figures, in fleet order
+    assert fleet_entries([("A", "x"), ("B", "y"), ("C", "x")]) == "A (x), B (y), C (x)"
+    # no figures: names alone, never merged into a "(all: )"
+    assert fleet_entries([("A", ""), ("B", "")]) == "A, B"
+
