@@ -4,6 +4,8 @@ from the README alone.
 * KV501 on gateway-api-inference-extension's Qwen3-32B Deployment (no GPU named) listed "no memory left for the KV
   cache after 61.28 GiB/GPU of weights; vLLM refuses to start" five times, once per GPU of the default fleet:
   GPUs in a row with the same reason are now named together with that reason once.
+* The sizing line said "(0 on the GPU they name)" when nothing was sized that way, or nothing at all (the
+  AnticipatedD/AMD_Instinct Deployment that names no model).
 """
 
 from __future__ import annotations
@@ -53,4 +55,19 @@ def test_fleet_entries_groups_only_neighbours_with_the_same_figures() -> None:
     assert fleet_entries([("A", "x"), ("B", "y"), ("C", "x")]) == "A (x), B (y), C (x)"
     # no figures: names alone, never merged into a "(all: )"
     assert fleet_entries([("A", ""), ("B", "")]) == "A, B"
+
+
+def test_the_sizing_line_says_only_the_ways_that_sized_something() -> None:
+    from kvlint.sizing import summarise
+
+    # AnticipatedD/AMD_Instinct's Deployment names no model: nothing is sized, and the line said
+    # "sized 0 of 1 serving container (0 on the GPU they name); not sized: no model in the command 1"
+    amd = COLLECTED / "AnticipatedD__AMD_Instinct__manifests__vllm-deployment.yaml"
+    s = summarise(run_check([str(amd)], Options(allow_hub=False)))
+    assert (s.serving, s.sized) == (1, 0)
+    assert s.line().startswith("sized 0 of 1 serving container; not sized: ")
+    # the Qwen3-32B Deployment names no GPU: sized against the fleet only, so no "0 on the GPU they name"
+    s = summarise(run_check([str(QWEN3_32B)], Options(allow_hub=False)))
+    assert (s.plan, s.fleet) == (0, 1)
+    assert s.line() == "sized 1 of 1 serving container (1 against the fleet)"
 
