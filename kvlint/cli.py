@@ -1487,7 +1487,15 @@ def models_show(model_id: str, offline: bool, fmt: str) -> None:
     try:
         m = resolve_model(model_id, allow_hub=not offline, catalogues=options.model_catalogues)
     except ModelUnavailable as exc:
-        raise click.UsageError(str(exc)) from exc
+        from kvlint.models.catalogue import close_ids
+
+        close = close_ids(model_id)
+        hint = (
+            f"; did you mean {' or '.join(close)}? (the bundled catalogue's ids, `kvlint models` lists them)"
+            if close
+            else ""
+        )
+        raise click.UsageError(f"{exc}{hint}") from exc
     rows = describe(m)
     if fmt == "json":
         import json

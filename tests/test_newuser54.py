@@ -6,6 +6,8 @@ from the README alone.
   GPUs in a row with the same reason are now named together with that reason once.
 * The sizing line said "(0 on the GPU they name)" when nothing was sized that way, or nothing at all (the
   AnticipatedD/AMD_Instinct Deployment that names no model).
+* ``kvlint models show Qwen2.5-7B-Instruct`` (the name a model card titles) said "config.json not found" and how to
+  provide one, not that the catalogue holds it as ``Qwen/Qwen2.5-7B-Instruct``.
 """
 
 from __future__ import annotations
@@ -71,3 +73,24 @@ def test_the_sizing_line_says_only_the_ways_that_sized_something() -> None:
     assert (s.plan, s.fleet) == (0, 1)
     assert s.line() == "sized 1 of 1 serving container (1 against the fleet)"
 
+
+def test_models_show_suggests_the_catalogued_id_a_near_miss_means() -> None:
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    runner = CliRunner()
+    # the repository name without its org, as a model card's title writes it: exit 2, naming the catalogued id
+    r = runner.invoke(main, ["models", "show", "--offline", "Qwen2.5-7B-Instruct"])
+    assert r.exit_code == 2
+    m = re.search(r"did you mean (\S+)\?", r.output)
+    assert m is not None, r.output
+    # what it suggests is an id `models show` prints
+    ok = runner.invoke(main, ["models", "show", "--offline", m.group(1)])
+    assert ok.exit_code == 0 and m.group(1) in ok.output
+    # a misspelt name: the nearest first
+    r = runner.invoke(main, ["models", "show", "--offline", "Qwen/Qwen2.5-7B-Instrct"])
+    assert r.exit_code == 2 and "did you mean Qwen/Qwen2.5-7B-Instruct or " in r.output
+    # nothing close: no suggestion, the message says where kvlint looked as before
+    r = runner.invoke(main, ["models", "show", "--offline", "nonexistent/model"])
+    assert r.exit_code == 2 and "did you mean" not in r.output and "config.json not found" in r.output
