@@ -415,6 +415,9 @@ def _from_hub(ref: str, revision: str | None) -> ModelSpec:
         kwargs["etag_timeout"] = float(os.environ.get("HF_HUB_ETAG_TIMEOUT") or HUB_TIMEOUT_S)
     except ValueError:
         kwargs["etag_timeout"] = HUB_TIMEOUT_S
+    # whether the hub was found unreachable before this model was asked for (by another model's look-up): the
+    # message says "earlier in this run" then, and "is unreachable" when this look-up's own probe found it so
+    down_before = bool(_network_down)
     if not offline_env and not _network_down:
         _probe_endpoint(endpoint, min(float(kwargs["etag_timeout"]), 3.0))
     kwargs["local_files_only"] = offline_env or bool(_network_down)
@@ -429,8 +432,10 @@ def _from_hub(ref: str, revision: str | None) -> ModelSpec:
     except (hf_errors.LocalEntryNotFoundError, hf_errors.OfflineModeIsEnabled) as e:
         if offline_env:
             why = "HF_HUB_OFFLINE is set and the model is not in the local Hugging Face cache"
-        elif _network_down:
+        elif _network_down and down_before:
             why = f"the Hugging Face Hub was unreachable earlier in this run ({_network_down[0]}) and the model is not cached"
+        elif _network_down:
+            why = f"the Hugging Face Hub is unreachable ({_network_down[0]}) and the model is not in the local cache"
         else:
             why = f"the Hugging Face Hub is unreachable and the model is not in the local cache ({type(e).__name__})"
             _network_down.append(type(e).__name__)
