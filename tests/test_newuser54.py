@@ -94,3 +94,25 @@ def test_models_show_suggests_the_catalogued_id_a_near_miss_means() -> None:
     # nothing close: no suggestion, the message says where kvlint looked as before
     r = runner.invoke(main, ["models", "show", "--offline", "nonexistent/model"])
     assert r.exit_code == 2 and "did you mean" not in r.output and "config.json not found" in r.output
+
+
+def test_explain_kv103_states_the_block_sizes_the_memory_model_uses() -> None:
+    """`kvlint explain KV103` said "block size 16 by default" while `kvlint plan` of an unpinned image (vLLM 0.34.0)
+    printed "block_size=64: vLLM default from 0.34.0": the rule text states every default the plan can pick."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+    from kvlint.memory.defaults import default_block_size
+    from kvlint.memory.versions import NEWEST_VLLM, parse_version
+
+    text = " ".join(CliRunner().invoke(main, ["explain", "KV103"]).output.split())
+    releases = ["0.6.0", "0.11.0", NEWEST_VLLM]
+    dense = {default_block_size(parse_version(v), False, "9.0", None) for v in releases}
+    assert len({n for n, _ in dense}) > 1  # the default changed between the releases kvlint models
+    for n, why in dense:
+        since = re.search(r"from (\d+\.\d+\.\d+)", why)
+        said = f"{n} from vLLM {since.group(1)}" if since else f"block size {n} by default"
+        assert said in text, (said, text[:400])
+    for cc, gpu in (("9.0", "Hopper"), ("10.0", "Blackwell")):
+        n, _ = default_block_size(parse_version(NEWEST_VLLM), True, cc, None)
+        assert f"{n} on {gpu}" in text
