@@ -749,9 +749,25 @@ def check(
             if hidden
             else ""
         )
-        click.echo(
-            f"kvlint: warning: no .yaml, .yml or .json files found in {', '.join(paths)}{skipped}", err=True
-        )
+        from kvlint.checkrun import excluded_arguments
+
+        left_out = excluded_arguments(paths, options, config_path=config_path, no_config=no_config)
+        from kvlint.load import _excluded
+
+        for p, glob, cfg in left_out:
+            what = "it matches" if _excluded(p, (glob,)) else "the manifest files in it match"
+            where = (
+                "--exclude"
+                if cfg is None
+                else f"exclude in {_shown_config(cfg)}: remove the glob there, or pass --no-config, to lint it"
+            )
+            click.echo(f"kvlint: warning: {p} is not linted: {what} {glob!r} ({where})", err=True)
+        rest = [p for p in paths if p not in {x[0] for x in left_out}]
+        if rest:
+            click.echo(
+                f"kvlint: warning: no .yaml, .yml or .json files found in {', '.join(rest)}{skipped}",
+                err=True,
+            )
     from kvlint.report import STREAMED, write_report
 
     # the sizing summary is computed once for every report that prints it (the Action writes four)

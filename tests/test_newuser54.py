@@ -116,3 +116,44 @@ def test_explain_kv103_states_the_block_sizes_the_memory_model_uses() -> None:
     for cc, gpu in (("9.0", "Hopper"), ("10.0", "Blackwell")):
         n, _ = default_block_size(parse_version(NEWEST_VLLM), True, cc, None)
         assert f"{n} on {gpu}" in text
+
+
+def test_a_named_path_that_exclude_leaves_out_is_said_so(tmp_path: Path, monkeypatch) -> None:
+    """`kvlint check charts/sub/c.yaml` under a .kvlint.yaml with `exclude: ["charts/*"]` (the README's example)
+    linted nothing and warned "no .yaml, .yml or .json files found in charts/sub/c.yaml", for a .yaml file."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    manifest = QWEN3_32B.read_text()
+    (tmp_path / "charts" / "sub").mkdir(parents=True)
+    (tmp_path / "charts" / "sub" / "c.yaml").write_text(manifest)
+    (tmp_path / "generated").mkdir()
+    (tmp_path / "generated" / "g.yaml").write_text(manifest)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "b.yaml").write_text(manifest)
+    (tmp_path / ".kvlint.yaml").write_text('exclude: ["charts/*", "generated"]\n')
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+
+    def warned(*args: str) -> str:
+        r = runner.invoke(main, ["check", "--offline", *args])
+        assert r.exit_code == 0, r.output
+        assert "0 files" in r.stdout
+        return r.stderr.strip()
+
+    said = warned("charts/sub/c.yaml")
+    assert said.startswith(
+        "kvlint: warning: charts/sub/c.yaml is not linted: it matches 'charts/*' (exclude in "
+    )
+    assert ".kvlint.yaml" in said and "no .yaml" not in said
+    said = warned("charts")  # a directory whose manifests the glob leaves out
+    assert said.startswith("kvlint: warning: charts is not linted: the manifest files in it match 'charts/*'")
+    said = warned("generated", "empty")
+    assert "generated is not linted: it matches 'generated'" in said
+    assert "no .yaml, .yml or .json files found in empty" in said  # an empty directory as before
+    said = warned("--exclude", "b.yaml", "b.yaml")
+    assert said == "kvlint: warning: b.yaml is not linted: it matches 'b.yaml' (--exclude)"
+    # without the configuration the file is linted
+    r = runner.invoke(main, ["check", "--offline", "--no-config", "charts/sub/c.yaml"])
+    assert "1 file" in r.stdout and not r.stderr.strip()
