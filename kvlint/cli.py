@@ -1486,13 +1486,51 @@ def _entry_dict(e: Any) -> dict[str, Any]:
     return dict(e)
 
 
+def _is_hub_shaped(model_id: str) -> bool:
+    """``org/name`` as typed, not a path (``/models/llama``, ``./m``, ``~/m``)."""
+    ref = model_id.strip()
+    return ref.count("/") == 1 and not ref.startswith(("/", ".", "~")) and not ref.endswith("/")
+
+
+def _show_remedies(message: str, model_id: str) -> str:
+    """A model-resolution error (:func:`kvlint.models.resolve._unavailable`: "model 'X': config.json not found
+    (WHY); provide it with ...; for hub models ...") with the remedies `kvlint models show` has: a pull (hub ids),
+    ``--model-dir``, a directory path as MODEL_ID. A manifest's remedies (a ``.kvlint.yaml`` ``model_paths`` entry,
+    the workload's ``kvlint.io/model`` annotation) mean nothing to a command that reads no manifest. Any other
+    message (a config found but refused) as it is."""
+    import os
+
+    from kvlint.models.resolve import _HUB_ID
+
+    head, sep, rest = message.partition("; provide it with ")
+    if not sep:
+        return message
+    tail = rest[rest.find("; for hub models") :] if "; for hub models" in rest else ""
+    ref = model_id.strip()
+    hub = _is_hub_shaped(ref) and bool(_HUB_ID.match(ref))
+    name = os.path.basename(ref.rstrip("/")) or "<name>"
+    layout = f"{ref.replace('/', '--', 1)}/config.json or {ref}/config.json" if hub else f"{name}/config.json"
+    pull = f"`kvlint models pull {ref}` (with network, once; kvlint then reads it offline), " if hub else ""
+    return (
+        f"{head}; provide it with {pull}--model-dir DIR holding {layout}, or give the path of a directory holding "
+        f"its config.json as MODEL_ID{tail}"
+    )
+
+
 @models.command("show")
 @click.argument("model_id")
+@click.option(
+    "--model-dir",
+    multiple=True,
+    type=click.Path(file_okay=False, exists=True),
+    help="Directory of <org>--<name>/config.json model configs (repeatable), as for check and plan.",
+)
 @click.option("--offline", is_flag=True, help="Never ask the Hugging Face Hub.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
-def models_show(model_id: str, offline: bool, fmt: str) -> None:
+def models_show(model_id: str, model_dir: tuple[str, ...], offline: bool, fmt: str) -> None:
     """Architecture facts kvlint uses for one model (layers, heads, KV heads, head size, layer types,
-    KV bytes per token, weights and their source).
+    KV bytes per token, weights and their source). MODEL_ID is a hub id, a directory holding a config.json, or
+    a name found in a --model-dir.
 
     Exit codes: 0 printed, 2 no config.json for the model (the message says where kvlint looked) or usage error.
     """
@@ -1501,17 +1539,21 @@ def models_show(model_id: str, offline: bool, fmt: str) -> None:
 
     options = _with_found_catalogue(_options(offline=offline), [], config=True)
     try:
-        m = resolve_model(model_id, allow_hub=not offline, catalogues=options.model_catalogues)
+        m = resolve_model(
+            model_id, model_dirs=model_dir, allow_hub=not offline, catalogues=options.model_catalogues
+        )
     except ModelUnavailable as exc:
         from kvlint.models.catalogue import close_ids
 
-        close = close_ids(model_id)
+        said = _show_remedies(str(exc), model_id)
+        # a path is the user's own directory: the catalogue's ids are no suggestion for it
+        close = close_ids(model_id) if not model_id.strip().startswith(("/", ".", "~")) else []
         hint = (
             f"; did you mean {' or '.join(close)}? (the bundled catalogue's ids, `kvlint models` lists them)"
             if close
             else ""
         )
-        raise click.UsageError(f"{exc}{hint}") from exc
+        raise click.UsageError(f"{said}{hint}") from exc
     rows = describe(m)
     if fmt == "json":
         import json

@@ -157,3 +157,29 @@ def test_a_named_path_that_exclude_leaves_out_is_said_so(tmp_path: Path, monkeyp
     # without the configuration the file is linted
     r = runner.invoke(main, ["check", "--offline", "--no-config", "charts/sub/c.yaml"])
     assert "1 file" in r.stdout and not r.stderr.strip()
+
+
+def test_models_show_offers_only_remedies_it_takes() -> None:
+    """`kvlint models show` told a user to "provide it with --model-dir DIR", an option it did not take, to map it
+    in .kvlint.yaml model_paths (which it did not read) or to annotate a workload (it reads no manifest)."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    models = Path(__file__).resolve().parents[1] / "fixtures" / "models"
+    runner = CliRunner()
+    for ref in ("nonexistent/model", "/models/llama", "Qwen2.5-7B-Instruct"):
+        r = runner.invoke(main, ["models", "show", "--offline", ref])
+        assert r.exit_code == 2
+        said = " ".join(r.output.split())
+        assert "config.json not found" in said and "--model-dir DIR holding" in said
+        assert "kvlint.io/model" not in said and "model_paths" not in said, said
+    # a hub id can be pulled; a path cannot, and the catalogue's ids are no suggestion for it
+    r = runner.invoke(main, ["models", "show", "--offline", "nonexistent/model"])
+    assert "`kvlint models pull nonexistent/model`" in r.output
+    r = runner.invoke(main, ["models", "show", "--offline", "/models/llama"])
+    assert "models pull" not in r.output and "did you mean" not in r.output
+    # and --model-dir, which the message offers, is taken
+    r = runner.invoke(main, ["models", "show", "--offline", "--model-dir", str(models), "acme/tiny-qwen3"])
+    assert r.exit_code == 0, r.output
+    assert "acme--tiny-qwen3/config.json" in r.output
