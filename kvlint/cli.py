@@ -1486,37 +1486,6 @@ def _entry_dict(e: Any) -> dict[str, Any]:
     return dict(e)
 
 
-def _is_hub_shaped(model_id: str) -> bool:
-    """``org/name`` as typed, not a path (``/models/llama``, ``./m``, ``~/m``)."""
-    ref = model_id.strip()
-    return ref.count("/") == 1 and not ref.startswith(("/", ".", "~")) and not ref.endswith("/")
-
-
-def _show_remedies(message: str, model_id: str) -> str:
-    """A model-resolution error (:func:`kvlint.models.resolve._unavailable`: "model 'X': config.json not found
-    (WHY); provide it with ...; for hub models ...") with the remedies `kvlint models show` has: a pull (hub ids),
-    ``--model-dir``, a directory path as MODEL_ID. A manifest's remedies (a ``.kvlint.yaml`` ``model_paths`` entry,
-    the workload's ``kvlint.io/model`` annotation) mean nothing to a command that reads no manifest. Any other
-    message (a config found but refused) as it is."""
-    import os
-
-    from kvlint.models.resolve import _HUB_ID
-
-    head, sep, rest = message.partition("; provide it with ")
-    if not sep:
-        return message
-    tail = rest[rest.find("; for hub models") :] if "; for hub models" in rest else ""
-    ref = model_id.strip()
-    hub = _is_hub_shaped(ref) and bool(_HUB_ID.match(ref))
-    name = os.path.basename(ref.rstrip("/")) or "<name>"
-    layout = f"{ref.replace('/', '--', 1)}/config.json or {ref}/config.json" if hub else f"{name}/config.json"
-    pull = f"`kvlint models pull {ref}` (with network, once; kvlint then reads it offline), " if hub else ""
-    return (
-        f"{head}; provide it with {pull}--model-dir DIR holding {layout}, or give the path of a directory holding "
-        f"its config.json as MODEL_ID{tail}"
-    )
-
-
 @models.command("show")
 @click.argument("model_id")
 @click.option(
@@ -1535,6 +1504,7 @@ def models_show(model_id: str, model_dir: tuple[str, ...], offline: bool, fmt: s
     Exit codes: 0 printed, 2 no config.json for the model (the message says where kvlint looked) or usage error.
     """
     from kvlint.models import describe, resolve_model
+    from kvlint.models.resolve import typed_model_remedies
     from kvlint.types import ModelUnavailable
 
     options = _with_found_catalogue(_options(offline=offline), [], config=True)
@@ -1545,7 +1515,7 @@ def models_show(model_id: str, model_dir: tuple[str, ...], offline: bool, fmt: s
     except ModelUnavailable as exc:
         from kvlint.models.catalogue import close_ids
 
-        said = _show_remedies(str(exc), model_id)
+        said = typed_model_remedies(str(exc), model_id, "MODEL_ID")
         # a path is the user's own directory: the catalogue's ids are no suggestion for it
         close = close_ids(model_id) if not model_id.strip().startswith(("/", ".", "~")) else []
         hint = (

@@ -183,3 +183,30 @@ def test_models_show_offers_only_remedies_it_takes() -> None:
     r = runner.invoke(main, ["models", "show", "--offline", "--model-dir", str(models), "acme/tiny-qwen3"])
     assert r.exit_code == 0, r.output
     assert "acme--tiny-qwen3/config.json" in r.output
+
+
+def test_plan_offers_remedies_a_typed_command_can_use(tmp_path: Path) -> None:
+    """`kvlint plan -- vllm serve /models/llama` told the user to map the path in .kvlint.yaml model_paths (plan
+    does not read it) or to annotate "the workload" (a typed command has none); the --model-dir remedy it offers
+    sizes the command."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    runner = CliRunner()
+    r = runner.invoke(
+        main, ["plan", "--offline", "--accelerator", "l4", "--", "vllm", "serve", "/models/llama"]
+    )
+    assert r.exit_code == 2 and "KV502" in r.output
+    said = " ".join(r.output.split())
+    assert "kvlint.io/model" not in said and "model_paths" not in said and "workload" not in said, said
+    m = re.search(r"--model-dir DIR holding (\S+)/config\.json", said)
+    assert m is not None, said
+    (tmp_path / m.group(1)).mkdir()
+    models = Path(__file__).resolve().parents[1] / "fixtures" / "models"
+    (tmp_path / m.group(1) / "config.json").write_text(
+        (models / "acme--tiny-qwen3" / "config.json").read_text()
+    )
+    args = ["plan", "--offline", "--accelerator", "l4", "--model-dir", str(tmp_path), "--"]
+    r = runner.invoke(main, [*args, "vllm", "serve", "/models/llama", "--max-model-len", "4096"])
+    assert r.exit_code == 0 and "KV502" not in r.output, r.output

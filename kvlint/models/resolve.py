@@ -95,6 +95,36 @@ def _how_to(ref: str) -> str:
     return f"provide it with {pull}--model-dir DIR holding {layout}, {mapped}or {ANNOTATE_HINT}"
 
 
+def typed_model_remedies(message: str, ref: str, argument: str) -> str:
+    """A "config.json not found" error of :func:`resolve_model` (:func:`_unavailable`: "model 'X': config.json not
+    found (WHY); provide it with ...; for hub models ...") with the remedies of a command that reads no manifest
+    (`kvlint models show ID`, `kvlint plan -- COMMAND`): a pull (``org/name`` hub ids only), ``--model-dir DIR``
+    holding the config, or the path of a directory holding its config.json given as ``argument`` (the command's
+    word for the model: ``MODEL_ID``, ``the command's model``). A manifest's remedies, a ``.kvlint.yaml``
+    ``model_paths`` entry and the workload's ``kvlint.io/model`` annotation, are not offered: neither command reads
+    them. Any other message (a config found but refused) is returned as it is."""
+    head, sep, rest = message.partition("; provide it with ")
+    if not sep:
+        return message
+    tail = rest[rest.find("; for hub models") :] if "; for hub models" in rest else ""
+    typed = ref.strip()
+    hub = (
+        typed.count("/") == 1
+        and not typed.startswith(("/", ".", "~"))
+        and not typed.endswith("/")
+        and bool(_HUB_ID.match(typed))
+    )
+    name = os.path.basename(typed.rstrip("/")) or "<name>"
+    layout = (
+        f"{typed.replace('/', '--', 1)}/config.json or {typed}/config.json" if hub else f"{name}/config.json"
+    )
+    pull = f"`kvlint models pull {typed}` (with network, once; kvlint then reads it offline), " if hub else ""
+    return (
+        f"{head}; provide it with {pull}--model-dir DIR holding {layout}, or give the path of a directory holding "
+        f"its config.json as {argument}{tail}"
+    )
+
+
 #: Hub ids (lower case) real manifests name whose architecture kvlint's memory model does not cover and whose
 #: config.json the catalogue lacks: the KV502 says why, not only "not found". deepseek-ai/DeepSeek-V4.1-Flash is a
 #: DeepseekV41ForCausalLM (model_type deepseek_v41: huggingface/transformers issue #48755 "Add DeepSeek-V4.1-Flash

@@ -36,7 +36,7 @@ from kvlint.memory.sglang import PP_PARTITION_REFUSED
 from kvlint.memory.vllm import PP_EXCEEDS_LAYERS, model_facts
 from kvlint.memory.vllm import PP_PARTITION_REFUSED as VLLM_PP_PARTITION_REFUSED
 from kvlint.models.config import encoder_decoder_support, vllm_removed_architecture
-from kvlint.models.resolve import ANNOTATE_HINT, UNMODELLED_HUB_IDS
+from kvlint.models.resolve import ANNOTATE_HINT, UNMODELLED_HUB_IDS, typed_model_remedies
 from kvlint.numbers import times
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import is_runtime_template, runtime_names_model, unsized_before_model
@@ -780,7 +780,11 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
         return
     if cr.model is None:
-        reason, _, remedy = (cr.model_error or "").partition("; provide it with ")
+        error = cr.model_error or ""
+        if ctx.workload.doc.path == TYPED_COMMAND:
+            # kvlint plan -- COMMAND: no manifest, so no model_paths entry or workload annotation to offer
+            error = typed_model_remedies(error, name, "the model argument")
+        reason, _, remedy = error.partition("; provide it with ")
         if ctx.workload.annotations.get(MODEL_ANNOTATION) and cr.model_annotation_overruled is None:
             # the annotation named this model: not "annotate the workload", which is done
             remedy = remedy.replace(
