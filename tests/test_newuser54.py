@@ -210,3 +210,14 @@ def test_plan_offers_remedies_a_typed_command_can_use(tmp_path: Path) -> None:
     args = ["plan", "--offline", "--accelerator", "l4", "--model-dir", str(tmp_path), "--"]
     r = runner.invoke(main, [*args, "vllm", "serve", "/models/llama", "--max-model-len", "4096"])
     assert r.exit_code == 0 and "KV502" not in r.output, r.output
+
+
+def test_models_pull_check_counts_one_model_in_the_singular() -> None:
+    """`kvlint models pull --check` of a manifest naming one bundled model said "1 models available offline"."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    r = CliRunner().invoke(main, ["models", "pull", "--check", str(QWEN3_32B)])
+    assert r.exit_code == 0, r.output
+    assert "1 model available offline (1 from kvlint's bundled catalogue)" in r.output
