@@ -221,3 +221,33 @@ def test_models_pull_check_counts_one_model_in_the_singular() -> None:
     r = CliRunner().invoke(main, ["models", "pull", "--check", str(QWEN3_32B)])
     assert r.exit_code == 0, r.output
     assert "1 model available offline (1 from kvlint's bundled catalogue)" in r.output
+
+
+SGLANG_72B_ON_L4 = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: sg
+spec:
+  template:
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-l4
+      containers:
+      - name: sglang
+        image: lmsysorg/sglang:{tag}
+        command: ["python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen2.5-72B-Instruct"]
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+"""
+
+
+def test_kv703_is_not_the_cause_when_the_weights_alone_do_not_fit(tmp_path: Path) -> None:
+    """lintasarta's SGLang chart (fixtures/collected/trees) with --accelerator h200, and a 72B model on one L4: KV101
+    (135 GiB of weights on a 22 GiB GPU) was joined by a KV703 blaming the request-to-token table, "0.00 GiB"
+    at "1 rows" on 0.5.23, whose fix was "set --max-running-requests well below 0"."""
+    for tag in ("v0.4.2", "v0.5.5", "v0.5.23"):
+        f = tmp_path / f"sg-{tag}.yaml"
+        f.write_text(SGLANG_72B_ON_L4.format(tag=tag))
+        rules = {d.rule for d in run_check([str(f)], Options(allow_hub=False)).diagnostics}
+        assert "KV101" in rules and "KV703" not in rules, (tag, rules)
