@@ -249,5 +249,18 @@ def test_kv703_is_not_the_cause_when_the_weights_alone_do_not_fit(tmp_path: Path
     for tag in ("v0.4.2", "v0.5.5", "v0.5.23"):
         f = tmp_path / f"sg-{tag}.yaml"
         f.write_text(SGLANG_72B_ON_L4.format(tag=tag))
-        rules = {d.rule for d in run_check([str(f)], Options(allow_hub=False)).diagnostics}
-        assert "KV101" in rules and "KV703" not in rules, (tag, rules)
+        diags = run_check([str(f)], Options(allow_hub=False)).diagnostics
+        rules = {d.rule for d in diags}
+        assert "KV101" in rules and "KV703" not in rules and "KV701" not in rules, (tag, rules)
+
+
+def test_kv202_names_the_rule_the_report_holds_when_the_weights_do_not_fit(tmp_path: Path) -> None:
+    """The same 72B model on one L4: KV202 said "SGLang has no usable KV pool whatever the context length (KV701)",
+    a rule the report does not hold (KV701 leaves weights larger than the GPU to KV101)."""
+    f = tmp_path / "sg.yaml"
+    f.write_text(SGLANG_72B_ON_L4.format(tag="v0.5.5"))
+    diags = run_check([str(f)], Options(allow_hub=False)).diagnostics
+    rules = {d.rule for d in diags}
+    (kv202,) = [d for d in diags if d.rule == "KV202"]
+    named = set(re.findall(r"\((KV\d{3})\)", kv202.message))
+    assert named and named <= rules, (named, rules, kv202.message)
