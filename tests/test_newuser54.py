@@ -264,3 +264,32 @@ def test_kv202_names_the_rule_the_report_holds_when_the_weights_do_not_fit(tmp_p
     (kv202,) = [d for d in diags if d.rule == "KV202"]
     named = set(re.findall(r"\((KV\d{3})\)", kv202.message))
     assert named and named <= rules, (named, rules, kv202.message)
+
+
+def test_kv501_fix_of_a_container_that_fits_no_fleet_gpu_says_the_named_gpu_gives_the_remedies(
+    tmp_path: Path,
+) -> None:
+    """A model that fits none of the fleet (lintasarta's SGLang chart: 164.88 GiB of weights per GPU) got the fix
+    "name the GPU (h200 in these examples) ..." alone, as if naming H200 made it fit. The fix now says that it fits
+    none as configured and that the findings on the named GPU say what to change; naming the example GPU gives a
+    capacity error with its remedy."""
+    rules = Path(__file__).resolve().parents[1] / "fixtures" / "rules"
+    text = (rules / "KV501" / "vllm.yaml").read_text().split("\n---\n", 1)[0] + "\n"
+    f = tmp_path / "w.yaml"
+    f.write_text(text.replace("meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-405B"))
+    (kv501,) = [d for d in run_check([str(f)], Options(allow_hub=False)).diagnostics if d.rule == "KV501"]
+    assert "it fits none of them" in kv501.message
+    fix = " ".join((kv501.fix or "").split())
+    assert fix.startswith(
+        "it fits none of these GPUs as configured, so once its GPU is named the capacity findings"
+    )
+    m = re.search(r"--accelerator (\S+) ", fix)
+    assert m is not None, fix
+    named = run_check([str(f)], Options(allow_hub=False, accelerator=m.group(1))).diagnostics
+    capacity = [d for d in named if d.rule.startswith("KV1") and d.severity == "error"]
+    assert capacity and all(d.fix for d in capacity), [(d.rule, d.fix) for d in named]
+    # a container that fits somewhere keeps the plain fix
+    (kv501,) = [
+        d for d in run_check([str(QWEN3_32B)], Options(allow_hub=False)).diagnostics if d.rule == "KV501"
+    ]
+    assert (kv501.fix or "").startswith("name the GPU (")
