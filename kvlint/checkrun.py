@@ -127,6 +127,69 @@ def _nearest(directory: str, cache: dict[str, str | None]) -> str | None:
     return cache[key]
 
 
+def excluded_arguments(
+    paths: Sequence[str], options: Options, *, config_path: str | None = None, no_config: bool = False
+) -> list[tuple[str, str, str | None]]:
+    """The ``paths`` named on the command line that an ``exclude`` glob leaves out, as ``(path, glob, configuration
+    file or None for --exclude)``: ``options.exclude`` (the flags') first, then the ``exclude`` of the configuration
+    that applies to the path (``config_path``, else the nearest, as :func:`config_groups` finds it; none with
+    ``no_config``). A directory counts when a glob matches it or its first manifest file (sorted walk, hidden
+    entries skipped, at most 10,000 files looked at). Matched as the loader matches (:func:`kvlint.load._excluded`);
+    paths that do not exist and ``-`` are skipped, and so is a configuration file that does not load (the run
+    reports that). Never raises. For the warning of a run that linted no file: which named path a glob left out,
+    instead of "no .yaml, .yml or .json files found" in a directory that holds some."""
+    from kvlint.config import ConfigError, load_config
+    from kvlint.load import MANIFEST_EXTENSIONS, _excluded
+
+    def matching(p: str, globs: Sequence[str]) -> str | None:
+        """The first of ``globs`` that leaves ``p`` out: ``p`` itself, or (a directory) the first manifest file
+        in it, which the walk skips for that glob on the file or on a directory above it in ``p``."""
+        for g in globs:
+            if _excluded(p, (g,)):
+                return g
+        if not os.path.isdir(p):
+            return None
+        seen = 0
+        for root, dirs, files in walk_tree(p):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for name in sorted(files):
+                seen += 1
+                if seen > 10_000:  # a bounded look: the warning is a hint, not a second walk of a huge tree
+                    return None
+                if name.startswith(".") or not name.endswith(MANIFEST_EXTENSIONS):
+                    continue
+                full, chain = os.path.join(root, name), []
+                up = full
+                while os.path.abspath(up) != os.path.abspath(p):
+                    chain.append(up)
+                    up = os.path.dirname(up)
+                return next((g for g in globs if any(_excluded(c, (g,)) for c in chain)), None)
+        return None
+
+    cache: dict[str, str | None] = {}
+    out: list[tuple[str, str, str | None]] = []
+    for p in paths:
+        if p == "-" or not os.path.exists(p):
+            continue
+        glob = matching(p, options.exclude)
+        if glob is not None:
+            out.append((p, glob, None))
+            continue
+        if no_config:
+            continue
+        cfg = config_path or _nearest(p if os.path.isdir(p) else os.path.dirname(p) or ".", cache)
+        if not cfg:
+            continue
+        try:
+            conf = load_config(cfg, discovered=not config_path)
+        except (ConfigError, OSError):
+            continue
+        glob = matching(p, conf.exclude)
+        if glob is not None:
+            out.append((p, glob, cfg))
+    return out
+
+
 def _nested_configs(directory: str, exclude: Sequence[str]) -> bool:
     """Whether a configuration file exists strictly below ``directory`` (hidden directories skipped)."""
     from kvlint.config import CONFIG_NAMES

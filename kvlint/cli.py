@@ -749,9 +749,25 @@ def check(
             if hidden
             else ""
         )
-        click.echo(
-            f"kvlint: warning: no .yaml, .yml or .json files found in {', '.join(paths)}{skipped}", err=True
-        )
+        from kvlint.checkrun import excluded_arguments
+
+        left_out = excluded_arguments(paths, options, config_path=config_path, no_config=no_config)
+        from kvlint.load import _excluded
+
+        for p, glob, cfg in left_out:
+            what = "it matches" if _excluded(p, (glob,)) else "the manifest files in it match"
+            where = (
+                "--exclude"
+                if cfg is None
+                else f"exclude in {_shown_config(cfg)}: remove the glob there, or pass --no-config, to lint it"
+            )
+            click.echo(f"kvlint: warning: {p} is not linted: {what} {glob!r} ({where})", err=True)
+        rest = [p for p in paths if p not in {x[0] for x in left_out}]
+        if rest:
+            click.echo(
+                f"kvlint: warning: no .yaml, .yml or .json files found in {', '.join(rest)}{skipped}",
+                err=True,
+            )
     from kvlint.report import STREAMED, write_report
 
     # the sizing summary is computed once for every report that prints it (the Action writes four)
@@ -1410,22 +1426,42 @@ def _entry_dict(e: Any) -> dict[str, Any]:
 
 @models.command("show")
 @click.argument("model_id")
+@click.option(
+    "--model-dir",
+    multiple=True,
+    type=click.Path(file_okay=False, exists=True),
+    help="Directory of <org>--<name>/config.json model configs (repeatable), as for check and plan.",
+)
 @click.option("--offline", is_flag=True, help="Never ask the Hugging Face Hub.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
-def models_show(model_id: str, offline: bool, fmt: str) -> None:
+def models_show(model_id: str, model_dir: tuple[str, ...], offline: bool, fmt: str) -> None:
     """Architecture facts kvlint uses for one model (layers, heads, KV heads, head size, layer types,
-    KV bytes per token, weights and their source).
+    KV bytes per token, weights and their source). MODEL_ID is a hub id, a directory holding a config.json, or
+    a name found in a --model-dir.
 
     Exit codes: 0 printed, 2 no config.json for the model (the message says where kvlint looked) or usage error.
     """
     from kvlint.models import describe, resolve_model
+    from kvlint.models.resolve import typed_model_remedies
     from kvlint.types import ModelUnavailable
 
     options = _with_found_catalogue(_options(offline=offline), [], config=True)
     try:
-        m = resolve_model(model_id, allow_hub=not offline, catalogues=options.model_catalogues)
+        m = resolve_model(
+            model_id, model_dirs=model_dir, allow_hub=not offline, catalogues=options.model_catalogues
+        )
     except ModelUnavailable as exc:
-        raise click.UsageError(str(exc)) from exc
+        from kvlint.models.catalogue import close_ids
+
+        said = typed_model_remedies(str(exc), model_id, "MODEL_ID")
+        # a path is the user's own directory: the catalogue's ids are no suggestion for it
+        close = close_ids(model_id) if not model_id.strip().startswith(("/", ".", "~")) else []
+        hint = (
+            f"; did you mean {' or '.join(close)}? (the bundled catalogue's ids, `kvlint models` lists them)"
+            if close
+            else ""
+        )
+        raise click.UsageError(f"{said}{hint}") from exc
     rows = describe(m)
     if fmt == "json":
         import json

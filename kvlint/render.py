@@ -3321,7 +3321,7 @@ _RECURSED = "recursed accumulation of path '"
 
 def _innermost(line: str) -> str:
     """A kustomize error ``line`` with the error of the innermost base first: ``loading KV pairs: env source files:
-    [deployment.env]: ... no such file or directory (in the base /x/base, built for the kustomization named)``
+    [deployment.env]: ... no such file or directory (in the base /x/base, which this kustomization builds on)``
     instead of two ``accumulating resources ... recursed accumulation of path`` levels before it. Any other line
     as it is."""
     at = line.rfind(_RECURSED)
@@ -3332,7 +3332,7 @@ def _innermost(line: str) -> str:
         return line
     base, cause = line[at + len(_RECURSED) : end], line[end + 3 :]
     head = line[: line.find("accumulating resources")] if "accumulating resources" in line else ""
-    return f"{head}{cause} (in the base {base}, built for the kustomization named)"
+    return f"{head}{cause} (in the base {base}, which this kustomization builds on)"
 
 
 #: An absolute path in a renderer's error text: a ``/`` that does not follow a word, a dot, a colon or another

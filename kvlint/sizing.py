@@ -436,14 +436,18 @@ class SizingSummary:
 
     def line(self) -> str:
         """``sized 20 of 85 serving containers (9 on the GPU they name, 11 against the fleet); not sized:
-        model unknown 40, ...``"""
+        model unknown 40, ...``: the parenthesis says how the sized ones were sized, each way that sized at
+        least one (``sized 0 of 1 serving container; not sized: ...`` has none, ``sized 1 of 2 serving
+        containers (1 against the fleet)`` no "0 on the GPU they name")."""
         text = f"sized {self.sized} of {self.serving} serving container{'' if self.serving == 1 else 's'}"
-        parts = [f"{self.plan} on the GPU {'it names' if self.plan == 1 else 'they name'}"]
+        parts = []
+        if self.plan:
+            parts.append(f"{self.plan} on the GPU {'it names' if self.plan == 1 else 'they name'}")
         if self.fleet:
             parts.append(f"{self.fleet} against the fleet")
         if self.leader:
             parts.append(f"{self.leader} with {'its' if self.leader == 1 else 'their'} leader")
-        if self.serving:
+        if parts:
             text += " (" + ", ".join(parts) + ")"
         if self.not_sized:
             text += "; not sized: " + ", ".join(f"{reason} {n}" for reason, n in self.not_sized.items())

@@ -75,7 +75,7 @@ def test_text_json_sarif_markdown_and_github_all_say_it(tmp_path: Path) -> None:
         str(NO_GPU),
     )
     assert code == 0
-    line = "sized 1 of 2 serving containers (0 on the GPU they name, 1 against the fleet); not sized: model unknown 1"
+    line = "sized 1 of 2 serving containers (1 against the fleet); not sized: model unknown 1"
     assert out.splitlines()[-2] == line
     data = json.loads(js.read_text())
     assert data["summary"]["sizing"] == {

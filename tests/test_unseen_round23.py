@@ -232,7 +232,7 @@ def test_kustomize_error_of_a_base_is_quoted_first() -> None:
 
     base = TREES / "gcp-accelerated-platforms-online-inference-gpu" / "base"  # (relative to the repository)
     shown = os.path.relpath(os.path.realpath(base), repository_root(str(base), resolve=True) or "/")
-    assert d.message.endswith(f"(in the base {shown}, built for the kustomization named)")
+    assert d.message.endswith(f"(in the base {shown}, which this kustomization builds on)")
 
 
 def test_a_long_renderer_line_keeps_its_end() -> None:
@@ -247,7 +247,7 @@ def test_a_long_renderer_line_keeps_its_end() -> None:
     assert len(cut) < RENDER_LINE_CHARS + 50
     assert _innermost("Error: plain") == "Error: plain"
     wrapped = "Error: accumulating resources: x: recursed accumulation of path '/b': y: recursed accumulation of path '/c': z"
-    assert _innermost(wrapped) == "Error: z (in the base /c, built for the kustomization named)"
+    assert _innermost(wrapped) == "Error: z (in the base /c, which this kustomization builds on)"
 
 
 def test_plan_without_a_gpu_asks_for_the_option_not_a_manifest_field(tmp_path: Path) -> None:

@@ -207,12 +207,14 @@ def test_the_rules_fix_texts_write_configuration_kvlint_reads(tmp_path: Path) ->
 
 
 def _fleet_verdicts(message: str) -> dict[str, str]:
-    """``{GPU name: verdict}`` of a KV501 fleet message ("fits on A (...), B (...); fails on C (...)")."""
+    """``{GPU name: verdict}`` of a KV501 fleet message ("fits on A (...), B (...); fails on C and D (both: ...)":
+    GPUs with the same figures are named together, kvlint.rules.families.resolution.fleet_entries)."""
     out: dict[str, str] = {}
     for part in re.split(r"; (?=(?:fits|risky|fails|unknown) on )", message.split(" per pod: ", 1)[1]):
         verdict, _, names = part.partition(" on ")
-        for name in re.findall(r"(?:^|\), )([^(]+?) \(", names):
-            out[name.strip()] = verdict
+        for group in re.findall(r"(?:^|\), )([^(]+?) \(", names):
+            for name in re.split(r", | and ", group):
+                out[name.strip()] = verdict
     return out
 
 

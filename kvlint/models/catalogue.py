@@ -209,6 +209,40 @@ def _by_name() -> dict[str, tuple[str, str | None]]:
     return table
 
 
+def close_ids(ref: str, limit: int = 3) -> list[str]:
+    """Catalogued hub ids (bases and variants, as the catalogue spells them) that ``ref`` most likely means when
+    it is not one itself: ids whose repository name is ``ref``'s last path component (``Qwen2.5-7B-Instruct`` ->
+    ``Qwen/Qwen2.5-7B-Instruct``), or begins with it (``llama-3.1-8b`` -> ``meta-llama/Llama-3.1-8B``, ...), else
+    the nearest by :func:`difflib.get_close_matches` (cutoff 0.8) on the whole id or on the name; case-insensitive,
+    at most ``limit``, best first. ``[]`` when ``ref`` is catalogued or nothing is close. For `kvlint models show`'s
+    "did you mean"; reads ``index.yaml`` only."""
+    import difflib
+
+    table = _by_name()
+    key = _norm(ref)
+    if not key or key in table:
+        return []
+    spelled: dict[str, str] = {}
+    for mid, row in _index().items():
+        spelled.setdefault(_norm(mid), mid)
+        for vid in row.variants:
+            spelled.setdefault(_norm(vid), vid)
+    name = key.rsplit("/", 1)[-1]
+    by_name: dict[str, list[str]] = {}
+    for norm in sorted(spelled):
+        by_name.setdefault(norm.rsplit("/", 1)[-1], []).append(norm)
+    found = list(by_name.get(name, []))
+    if not found and len(name) >= 4:
+        found = [n for nm, ids in sorted(by_name.items()) if nm.startswith(name) for n in ids]
+        found.sort(key=lambda n: (len(n.rsplit("/", 1)[-1]), n))
+    if not found:
+        found = difflib.get_close_matches(key, list(spelled), n=limit, cutoff=0.8)
+    if not found:
+        names = difflib.get_close_matches(name, list(by_name), n=limit, cutoff=0.8)
+        found = [n for nm in names for n in by_name[nm]]
+    return [spelled[n] for n in found[:limit]]
+
+
 def lookup(ref: str) -> CatalogueEntry | None:
     """The catalogue entry for a hub id, or None.
 

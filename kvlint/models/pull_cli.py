@@ -214,7 +214,10 @@ def pull(
             else:
                 n_bundled = sum(c.status == "bundled" for c in checked)
                 also = f" ({n_bundled} from kvlint's bundled catalogue)" if n_bundled else ""
-                _say(f"{len(checked)} models available offline{also}; {_shown(catalogue)} is complete")
+                _say(
+                    f"{len(checked)} model{'' if len(checked) == 1 else 's'} available offline{also}; "
+                    f"{_shown(catalogue)} is complete"
+                )
             _unsized_line()
         sys.exit(1 if bad or unsized else 0)
 

@@ -95,6 +95,36 @@ def _how_to(ref: str) -> str:
     return f"provide it with {pull}--model-dir DIR holding {layout}, {mapped}or {ANNOTATE_HINT}"
 
 
+def typed_model_remedies(message: str, ref: str, argument: str) -> str:
+    """A "config.json not found" error of :func:`resolve_model` (:func:`_unavailable`: "model 'X': config.json not
+    found (WHY); provide it with ...; for hub models ...") with the remedies of a command that reads no manifest
+    (`kvlint models show ID`, `kvlint plan -- COMMAND`): a pull (``org/name`` hub ids only), ``--model-dir DIR``
+    holding the config, or the path of a directory holding its config.json given as ``argument`` (the command's
+    word for the model: ``MODEL_ID``, ``the command's model``). A manifest's remedies, a ``.kvlint.yaml``
+    ``model_paths`` entry and the workload's ``kvlint.io/model`` annotation, are not offered: neither command reads
+    them. Any other message (a config found but refused) is returned as it is."""
+    head, sep, rest = message.partition("; provide it with ")
+    if not sep:
+        return message
+    tail = rest[rest.find("; for hub models") :] if "; for hub models" in rest else ""
+    typed = ref.strip()
+    hub = (
+        typed.count("/") == 1
+        and not typed.startswith(("/", ".", "~"))
+        and not typed.endswith("/")
+        and bool(_HUB_ID.match(typed))
+    )
+    name = os.path.basename(typed.rstrip("/")) or "<name>"
+    layout = (
+        f"{typed.replace('/', '--', 1)}/config.json or {typed}/config.json" if hub else f"{name}/config.json"
+    )
+    pull = f"`kvlint models pull {typed}` (with network, once; kvlint then reads it offline), " if hub else ""
+    return (
+        f"{head}; provide it with {pull}--model-dir DIR holding {layout}, or give the path of a directory holding "
+        f"its config.json as {argument}{tail}"
+    )
+
+
 #: Hub ids (lower case) real manifests name whose architecture kvlint's memory model does not cover and whose
 #: config.json the catalogue lacks: the KV502 says why, not only "not found". deepseek-ai/DeepSeek-V4.1-Flash is a
 #: DeepseekV41ForCausalLM (model_type deepseek_v41: huggingface/transformers issue #48755 "Add DeepSeek-V4.1-Flash
@@ -415,6 +445,9 @@ def _from_hub(ref: str, revision: str | None) -> ModelSpec:
         kwargs["etag_timeout"] = float(os.environ.get("HF_HUB_ETAG_TIMEOUT") or HUB_TIMEOUT_S)
     except ValueError:
         kwargs["etag_timeout"] = HUB_TIMEOUT_S
+    # whether the hub was found unreachable before this model was asked for (by another model's look-up): the
+    # message says "earlier in this run" then, and "is unreachable" when this look-up's own probe found it so
+    down_before = bool(_network_down)
     if not offline_env and not _network_down:
         _probe_endpoint(endpoint, min(float(kwargs["etag_timeout"]), 3.0))
     kwargs["local_files_only"] = offline_env or bool(_network_down)
@@ -429,8 +462,10 @@ def _from_hub(ref: str, revision: str | None) -> ModelSpec:
     except (hf_errors.LocalEntryNotFoundError, hf_errors.OfflineModeIsEnabled) as e:
         if offline_env:
             why = "HF_HUB_OFFLINE is set and the model is not in the local Hugging Face cache"
-        elif _network_down:
+        elif _network_down and down_before:
             why = f"the Hugging Face Hub was unreachable earlier in this run ({_network_down[0]}) and the model is not cached"
+        elif _network_down:
+            why = f"the Hugging Face Hub is unreachable ({_network_down[0]}) and the model is not in the local cache"
         else:
             why = f"the Hugging Face Hub is unreachable and the model is not in the local cache ({type(e).__name__})"
             _network_down.append(type(e).__name__)

@@ -295,11 +295,15 @@ def _sglang_verdict(ctx: RuleContext) -> tuple[str, Severity | None]:
     """:func:`_full_context_verdict` for SGLang, which does not refuse a context longer than its KV pool: it starts,
     caps every request at ``max_req_len = min(context_len, max_total_num_tokens) - 1`` and, from 0.5.23 only,
     warns (:func:`kvlint.memory.sglang.pool_starts`, :func:`~kvlint.memory.sglang.warns_pool_below_context`;
-    docs/engine-memory-model.md §3.3; KV702). A pool too small to start with is KV701's, whatever the context."""
+    docs/engine-memory-model.md §3.3; KV702). A pool too small to start with is KV701's, whatever the context, and
+    weights larger than the free memory KV101's (the rule named is the one the report holds)."""
     d = ctx.detail
     if not isinstance(d, SglangPlanDetail):
         return _full_context_verdict(ctx)
     pool, version = d.max_total_num_tokens, d.plan.engine_version
+    if d.plan.weights_bytes > d.pre_free_bytes:
+        # loading the weights fails before any pool is sized: KV101 says so, not KV701 (which then stays quiet)
+        return ("; on this GPU the weights alone do not fit, whatever the context length (KV101)", None)
     if d.rest_bytes <= 0 or pool <= 0 or not pool_starts(d.version, pool, d.context_length):
         return (
             f"; on this GPU SGLang {version} has no usable KV pool whatever the context length (KV701)",

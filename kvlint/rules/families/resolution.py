@@ -36,7 +36,7 @@ from kvlint.memory.sglang import PP_PARTITION_REFUSED
 from kvlint.memory.vllm import PP_EXCEEDS_LAYERS, model_facts
 from kvlint.memory.vllm import PP_PARTITION_REFUSED as VLLM_PP_PARTITION_REFUSED
 from kvlint.models.config import encoder_decoder_support, vllm_removed_architecture
-from kvlint.models.resolve import ANNOTATE_HINT, UNMODELLED_HUB_IDS
+from kvlint.models.resolve import ANNOTATE_HINT, UNMODELLED_HUB_IDS, typed_model_remedies
 from kvlint.numbers import times
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import is_runtime_template, runtime_names_model, unsized_before_model
@@ -492,6 +492,14 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
             fix=fix,
         )
         return
+    if fix.startswith("name the GPU (") and not any(e.verdict in ("fits", "risky") for e in cr.fleet):
+        # it fits none of them: naming a GPU is not the whole remedy ("h200 in these examples" for a model that
+        # fails on H200 too); the capacity findings on the named GPU carry the re-planned remedies (a larger TP
+        # size, a quantized checkpoint), and an idle-GPU KV403 beside this one says what the layout wastes
+        fix = (
+            "it fits none of these GPUs as configured, so once its GPU is named the capacity findings there say what "
+            "to change (each remedy re-planned to fit); " + fix
+        )
     yield _fleet_verdict(ctx, fix)
 
 
@@ -577,21 +585,21 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
         entries = [e for e in cr.fleet if e.verdict == verdict]
         if not entries:
             continue
-        shown = []
+        named: list[tuple[str, str]] = []
         for e in entries:
             p = e.detail.plan if e.detail is not None else None
             if e.refused_by is not None:
-                figures = f" ({e.reason}; {e.refused_by})"
+                figures = f"{e.reason}; {e.refused_by}"
             elif verdict == "fails" and e.reason:
-                figures = f" ({e.reason})"
+                figures = e.reason
             elif p is not None and p.kv_cache_bytes > 0:
                 figures = (
-                    f" ({p.capacity_tokens:,} KV tokens, {times(p.max_concurrency)}x at {p.max_model_len:,})"
+                    f"{p.capacity_tokens:,} KV tokens, {times(p.max_concurrency)}x at {p.max_model_len:,}"
                 )
             else:
                 figures = ""
-            shown.append(e.accelerator.name + figures)
-        parts.append(f"{verdict} on {', '.join(shown)}")
+            named.append((e.accelerator.name, figures))
+        parts.append(f"{verdict} on {fleet_entries(named)}")
     fitting = [e for e in cr.fleet if e.verdict == "fits"]
     short = _sglang_short_pool(cr.fleet)
     severity = ctx.rule.severity
@@ -608,6 +616,30 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
         fix=fix,
         severity=severity,
     )
+
+
+def fleet_entries(named: list[tuple[str, str]]) -> str:
+    """The GPUs of one KV501 verdict as the finding lists them, from ``(GPU name, figures)`` pairs in fleet order:
+    ``NAME (figures)`` each, except that GPUs in a row whose figures are the same words (the same refusal, the
+    same weights leaving no KV cache) are named once together, ``A, B and C (all: figures)``, so that a 61 GiB
+    model's five "no memory left for the KV cache after 61.28 GiB/GPU of weights" read as one reason instead of
+    five copies; a GPU without figures is its name alone."""
+    runs: list[tuple[list[str], str]] = []
+    for name, figures in named:
+        if runs and figures and runs[-1][1] == figures:
+            runs[-1][0].append(name)
+        else:
+            runs.append(([name], figures))
+    shown = []
+    for names, figures in runs:
+        who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        if not figures:
+            shown.append(who)
+        else:
+            shown.append(
+                f"{who} ({'' if len(names) == 1 else 'both: ' if len(names) == 2 else 'all: '}{figures})"
+            )
+    return ", ".join(shown)
 
 
 def _sglang_short_pool(fleet: tuple[Any, ...]) -> str | None:
@@ -756,7 +788,11 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
         return
     if cr.model is None:
-        reason, _, remedy = (cr.model_error or "").partition("; provide it with ")
+        error = cr.model_error or ""
+        if ctx.workload.doc.path == TYPED_COMMAND:
+            # kvlint plan -- COMMAND: no manifest, so no model_paths entry or workload annotation to offer
+            error = typed_model_remedies(error, name, "the model argument")
+        reason, _, remedy = error.partition("; provide it with ")
         if ctx.workload.annotations.get(MODEL_ANNOTATION) and cr.model_annotation_overruled is None:
             # the annotation named this model: not "annotate the workload", which is done
             remedy = remedy.replace(

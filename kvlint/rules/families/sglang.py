@@ -348,7 +348,8 @@ def request_table_exceeds_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
     (at most half the pool's tokens from 0.5.14), which a context of millions of tokens makes larger than the GPU.
     Reported at the flag, or at ``--context-length`` (the command) for the default. Allocated in
     ``KVCacheConfigurator._init_pools`` (0.5.16 - 0.5.23) before the KV pool. Mamba-style models (rows capped by
-    their state slots) are not judged."""
+    their state slots) are not judged, nor a plan whose weights and pool leave no room for any table (KV101/KV701:
+    the table is not what fails there)."""
     d, plan = ctx.detail, ctx.plan
     mrr = ctx.serving.get("max_running_requests")
     if not isinstance(d, SglangPlanDetail) or plan is None:
@@ -365,6 +366,11 @@ def request_table_exceeds_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
     if after:
         kv = 0
     if table + weights + kv <= plan.total_bytes:
+        return
+    if weights + kv >= plan.total_bytes:
+        # the weights (with the pool) fill the GPU without the table: loading them fails first, which KV101 (or
+        # KV701, no pool) reports with its remedies; the table is not the cause, and no row count would fit
+        # ("--max-running-requests well below 0")
         return
     gpu = ctx.placement.accelerator.name if ctx.placement and ctx.placement.accelerator else "GPU"
     room = plan.total_bytes - weights - kv
