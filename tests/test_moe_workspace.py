@@ -187,3 +187,28 @@ def test_fp8_experts_on_rocm_run_triton() -> None:
     # VLLM_ROCM_USE_AITER takes AITER's experts (not read): none
     sa = dataclasses.replace(s, rocm_aiter=True)
     assert moe_workspace_bytes(sa, m, resolve_startup(sa, m, total, **mi300x), 8192) == 0
+
+
+def test_rocm_aiter_moe_switches_as_vllm_reads_them() -> None:
+    """vLLM runs AITER's experts only when ``rocm_aiter_ops.is_fused_moe_enabled()``: ``VLLM_ROCM_USE_AITER`` and
+    ``VLLM_ROCM_USE_AITER_MOE`` (default on), each ``.lower() in ("true", "1")`` (vllm@0.15.0 / 0.19.0 envs.py,
+    _aiter_ops.py). AITER on with its MoE switched off leaves the FP8 (and unquantized) experts on TritonExperts, and
+    ``yes``/``on``, which vLLM does not take as true, leave AITER off."""
+    from kvlint.memory.vllm import settings_from_flags
+
+    m = resolve_model("MiniMaxAI/MiniMax-M2.5", allow_hub=False)
+    mi300x = {"gpu_name": "AMD Instinct MI300X"}
+    total = int(191.98 * GiB)
+
+    def ws(env: dict[str, str]) -> int:
+        s = dataclasses.replace(
+            settings_from_flags({}, env, "0.17.1"), tensor_parallel_size=2, max_model_len=8192
+        )
+        return moe_workspace_bytes(s, m, resolve_startup(s, m, total, **mi300x), 8192)
+
+    triton = ws({})
+    assert triton > 0
+    assert ws({"VLLM_ROCM_USE_AITER": "1"}) == 0 and ws({"VLLM_ROCM_USE_AITER": "True"}) == 0
+    assert ws({"VLLM_ROCM_USE_AITER": "1", "VLLM_ROCM_USE_AITER_MOE": "0"}) == triton
+    assert ws({"VLLM_ROCM_USE_AITER": "true", "VLLM_ROCM_USE_AITER_MOE": "false"}) == triton
+    assert ws({"VLLM_ROCM_USE_AITER": "yes"}) == triton and ws({"VLLM_ROCM_USE_AITER": "on"}) == triton

@@ -170,7 +170,8 @@ class VllmSettings:
     type decides a pooling model's chunked prefill (:func:`kvlint.memory.pooling.vllm_pooling_chunked_prefill`).
     ``flashinfer_moe_fp16``/``flashinfer_moe_backend_env`` (``VLLM_USE_FLASHINFER_MOE_FP16``,
     ``VLLM_FLASHINFER_MOE_BACKEND``), ``moe_backend`` (``--moe-backend``, lower case, ``-`` as ``_``) and
-    ``rocm_aiter`` (``VLLM_ROCM_USE_AITER``) decide which unquantized MoE experts run
+    ``rocm_aiter`` (AITER's fused MoE on: ``VLLM_ROCM_USE_AITER`` and ``VLLM_ROCM_USE_AITER_MOE``,
+    :func:`rocm_aiter_moe_enabled`) decide which unquantized MoE experts run
     (:func:`unquantized_moe_takes_triton`); ``allreduce_fusion_off``: ``-O``/``--optimization-level`` or
     ``--compilation-config`` turn the all-reduce + RMSNorm fusion off (:func:`allreduce_fusion_switched_off`).
     """
@@ -442,7 +443,7 @@ def settings_from_flags(
         flashinfer_mxfp4_mxfp8_cutlass=truthy(env.get("VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS")),
         nccl_nvls_off=cal.nccl_nvls_disabled(env.get("NCCL_NVLS_ENABLE")),
         moe_backend=str(get("moe_backend")).strip().lower().replace("-", "_") if get("moe_backend") else None,
-        rocm_aiter=bool(truthy(env.get("VLLM_ROCM_USE_AITER"))),
+        rocm_aiter=rocm_aiter_moe_enabled(env.get("VLLM_ROCM_USE_AITER"), env.get("VLLM_ROCM_USE_AITER_MOE")),
         allreduce_fusion_off=allreduce_fusion_switched_off(
             get("optimization_level"), _json_dict(get("compilation_config"))
         ),
@@ -1363,11 +1364,27 @@ MOE_WORKSPACE_KEPT = ((0, 14, 0), (0, 20, 0))
 MOE_MK_CHUNK_TOKENS = 16 * 1024
 
 
+def _vllm_env_bool(raw: str | None, default: str) -> bool:
+    """A vLLM boolean environment switch read as ``vllm/envs.py`` reads the ROCm AITER ones: ``os.getenv(name,
+    default).lower() in ("true", "1")``, so ``yes``, ``on`` or a padded `` 1`` are off (unlike :func:`truthy`)."""
+    return (default if raw is None else str(raw)).lower() in ("true", "1")
+
+
+def rocm_aiter_moe_enabled(use_aiter: str | None, use_aiter_moe: str | None) -> bool:
+    """Whether vLLM runs AITER's fused MoE experts on ROCm: ``rocm_aiter_ops.is_fused_moe_enabled()`` is
+    ``VLLM_ROCM_USE_AITER`` (default off) and ``VLLM_ROCM_USE_AITER_MOE`` (default on), each read as
+    ``.lower() in ("true", "1")`` (``vllm@0.14.0``/``0.15.0``/``0.19.0:vllm/envs.py``, ``vllm/_aiter_ops.py``);
+    both the unquantized and the FP8 MoE oracles ask it (``fused_moe/oracle/unquantized.py``, ``oracle/fp8.py``
+    through ``AiterExperts._supports_current_device``). ``use_aiter``/``use_aiter_moe``: the variables' raw
+    values, None when unset. [from source]"""
+    return _vllm_env_bool(use_aiter, "False") and _vllm_env_bool(use_aiter_moe, "True")
+
+
 def unquantized_moe_takes_triton(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> bool:
     """Whether vLLM's unquantized MoE oracle picks ``TritonExperts`` (``vllm@0.17.0``/``vllm@0.19.0:vllm/
     model_executor/layers/fused_moe/oracle/unquantized.py::select_unquantized_moe_backend``): an explicit
-    ``--moe-backend`` (0.17.0 on) wins (``triton`` yes, any other no); on ROCm, AITER's experts with
-    ``VLLM_ROCM_USE_AITER``; on CUDA, ``VLLM_USE_FLASHINFER_MOE_FP16`` takes FlashInfer's TRTLLM experts (0.17.0 on;
+    ``--moe-backend`` (0.17.0 on) wins (``triton`` yes, any other no); on ROCm, AITER's experts when its fused MoE is on
+    (:func:`rocm_aiter_moe_enabled`: ``VLLM_ROCM_USE_AITER`` and ``VLLM_ROCM_USE_AITER_MOE``), else Triton; on CUDA, ``VLLM_USE_FLASHINFER_MOE_FP16`` takes FlashInfer's TRTLLM experts (0.17.0 on;
     0.14.0's ``UnquantizedFusedMoEMethod`` has only the CUTLASS branch; 0.15, 0.16 not read) only on the Blackwell family (``flashinfer_trtllm_moe.py::_supports_current_device``) with a SiLU gated MLP and
     ``VLLM_FLASHINFER_MOE_BACKEND`` left at ``latency``, and FlashInfer's CUTLASS experts only with expert
     parallelism (``--enable-expert-parallel`` over more than one rank) without data parallelism on compute
@@ -1416,8 +1433,8 @@ def fp8_moe_takes_marlin(settings: VllmSettings, cfg: StartupConfig) -> bool:
 
 def fp8_moe_takes_rocm_triton(settings: VllmSettings, cfg: StartupConfig) -> bool:
     """Whether vLLM's FP8 MoE oracle runs FP8 experts on ``TritonExperts`` on an AMD GPU in the releases of
-    :data:`MOE_WORKSPACE_KEPT`: without ``VLLM_ROCM_USE_AITER`` (``AiterExperts._supports_current_device`` is
-    ``rocm_aiter_ops.is_fused_moe_enabled()``; 0.14.0's ``select_fp8_moe_backend`` asks ``VLLM_ROCM_USE_AITER and
+    :data:`MOE_WORKSPACE_KEPT`: without AITER's fused MoE (``settings.rocm_aiter``, :func:`rocm_aiter_moe_enabled`;
+    ``AiterExperts._supports_current_device`` is ``rocm_aiter_ops.is_fused_moe_enabled()``; 0.14.0's ``select_fp8_moe_backend`` asks ``VLLM_ROCM_USE_AITER and
     VLLM_ROCM_USE_AITER_MOE``) and without a ``--moe-backend`` other than ``triton``, the CUDA-only FlashInfer,
     DeepGEMM, CUTLASS and Marlin experts refuse the GPU and ``TritonExperts._supports_quant_scheme`` takes FP8 block,
     channel and tensor scales on gfx9 (``on_gfx9``) (``vllm@0.14.0``/``0.15.0``/``0.17.0``/``0.19.0:vllm/
