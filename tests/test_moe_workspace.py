@@ -212,3 +212,30 @@ def test_rocm_aiter_moe_switches_as_vllm_reads_them() -> None:
     assert ws({"VLLM_ROCM_USE_AITER": "1", "VLLM_ROCM_USE_AITER_MOE": "0"}) == triton
     assert ws({"VLLM_ROCM_USE_AITER": "true", "VLLM_ROCM_USE_AITER_MOE": "false"}) == triton
     assert ws({"VLLM_ROCM_USE_AITER": "yes"}) == triton and ws({"VLLM_ROCM_USE_AITER": "on"}) == triton
+
+
+def test_workspace_excess_is_not_reported_as_a_data_parallel_gather() -> None:
+    """The kept buffers' excess over the forward pass's MLP term (moe_forward_excess) is added to the forward pass,
+    as the DP gather is, but at DP 1 nothing is gathered: the plan's note names the workspace, not "all 1
+    data-parallel ranks' batches". GLM-4.7-FP8 at PP 8 on A100s (Marlin, vLLM 0.15.0) and Qwen3-30B-A3B on an
+    H100 (Triton, 0.19.0)."""
+    from kvlint.memory.vllm import moe_forward_excess
+
+    glm = _glm_fp8()
+    sg = VllmSettings(
+        version="0.15.0", max_model_len=8192, pipeline_parallel_size=8, gpu_memory_utilization=0.925,
+        max_num_batched_tokens=2048,
+    )  # fmt: skip
+    for s, m, total, gpu in ((sg, glm, int(79.25 * GiB), A100), (_settings("0.19.0"), _moe(), TOTAL, H100)):
+        cfg = resolve_startup(s, m, total, **gpu)
+        tokens = cfg.max_num_batched_tokens
+        ws = moe_workspace_bytes(s, m, cfg, tokens)
+        from kvlint.memory.vllm import model_facts
+
+        excess = moe_forward_excess(
+            ws, tokens, (cfg.facts or model_facts(m)).inter_eff, cfg.tp, cfg.dtype_bytes
+        )
+        assert excess > 0
+        notes = plan_vllm_detailed(s, m, total, **gpu).plan.assumptions
+        assert not any("data-parallel" in n for n in notes), notes
+        assert any(f"({ws / GiB:.2f} GiB" in n and f"+{excess / GiB:.2f} GiB" in n for n in notes), notes

@@ -3488,7 +3488,8 @@ def stage_memory(
     enc = cfg.encoder
     gather = dp_moe_gather_bytes(settings, model, cfg)
     moe_ws = moe_workspace_bytes(settings, model, cfg, cfg.max_num_batched_tokens)
-    gather += moe_forward_excess(moe_ws, cfg.max_num_batched_tokens, inter, tp, cfg.dtype_bytes)
+    # what the kept workspace exceeds the forward's MLP term by: forward activation too, but not the DP gather
+    ws_excess = moe_forward_excess(moe_ws, cfg.max_num_batched_tokens, inter, tp, cfg.dtype_bytes)
     act = cal.activation_bytes(
         path,
         cfg.sampled_rows,
@@ -3501,7 +3502,7 @@ def stage_memory(
         last,
         encoder_peak=enc.peak_bytes if enc and stage == 0 else 0,
         encoder_cache=enc.cache_bytes if enc and stage == 0 else 0,
-        forward_extra=gather,
+        forward_extra=gather + ws_excess,
         triton_all_rows=cfg.version >= cal.TRITON_ALL_ROWS_FROM,
         sampler_extra=moe_ws,
     )
@@ -3530,7 +3531,7 @@ def stage_memory(
             alt_path, cfg.sampled_rows, cfg.max_num_batched_tokens, model.vocab_size, model.hidden_size,
             inter, tp, cfg.dtype_bytes, last,
             encoder_peak=enc.peak_bytes if enc and stage == 0 else 0,
-            encoder_cache=enc.cache_bytes if enc and stage == 0 else 0, forward_extra=gather,
+            encoder_cache=enc.cache_bytes if enc and stage == 0 else 0, forward_extra=gather + ws_excess,
             triton_all_rows=cfg.version >= cal.TRITON_ALL_ROWS_FROM, sampler_extra=moe_ws,
         )  # fmt: skip
     cg = (
@@ -3591,6 +3592,7 @@ def stage_memory(
         + lora[1]
         + penalty[1]
         + (((_gather_note, cfg.dp, cfg.max_num_batched_tokens, gather),) if gather else ())
+        + (((_moe_workspace_note, cfg.max_num_batched_tokens, moe_ws, ws_excess),) if ws_excess else ())
         + (((_fusion_note, settings, model, cfg, fusion),) if fusion else ())
         + ((_stage_notes, settings, cfg, act, nt, cg_deducted, bypass, path, alt_path, act_alt),)
         + ext_notes
@@ -3603,6 +3605,16 @@ def _gather_note(dp: int, tokens: int, gather: int) -> tuple[str]:
     return (
         f"MoE layers see all {dp} data-parallel ranks' {tokens:,}-token profile "
         f"batches (the default all-to-all gathers them): +{gather / GiB:.2f} GiB of activation",
+    )
+
+
+def _moe_workspace_note(tokens: int, workspace: int, excess: int) -> tuple[str]:
+    """The plan note of :func:`moe_forward_excess` (``excess`` bytes of the ``workspace`` bytes that
+    :func:`moe_workspace_bytes` keeps for ``tokens`` profile tokens), written when read."""
+    return (
+        f"the MoE experts' buffers for the {tokens:,}-token profile ({workspace / GiB:.2f} GiB, kept by vLLM's "
+        f"workspace manager) are wider than the MLP term of the forward pass (experts narrower than the hidden "
+        f"size), which holds +{excess / GiB:.2f} GiB more",
     )
 
 
