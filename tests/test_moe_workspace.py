@@ -239,3 +239,42 @@ def test_workspace_excess_is_not_reported_as_a_data_parallel_gather() -> None:
         notes = plan_vllm_detailed(s, m, total, **gpu).plan.assumptions
         assert not any("data-parallel" in n for n in notes), notes
         assert any(f"({ws / GiB:.2f} GiB" in n and f"+{excess / GiB:.2f} GiB" in n for n in notes), notes
+
+
+def test_compressed_tensors_and_modelopt_fp8_experts_take_the_fp8_oracle() -> None:
+    """CompressedTensorsW8A8Fp8MoEMethod (an FP8-weight, FP8-activation config group: RedHatAI's FP8-dynamic builds)
+    and ModelOptFp8MoEMethod (quant_algo FP8) call the same select_fp8_moe_backend / make_fp8_moe_kernel as
+    Fp8MoEMethod (vllm@0.14.0 / 0.15.0 / 0.19.0 compressed_tensors_moe.py, modelopt.py): on an A100 their experts run
+    MarlinExperts and keep the same workspace as an fp8 checkpoint's."""
+    m = _moe()
+    a100_total = int(79.25 * GiB)
+
+    def ws(model) -> int:
+        s = _settings("0.15.0")
+        return moe_workspace_bytes(s, model, resolve_startup(s, model, a100_total, **A100), 8192)
+
+    def variant(method: str, qc: dict):
+        return dataclasses.replace(m, quant_method=method, quant_config=qc, weight_bytes=None)
+
+    fp8 = ws(variant("fp8", {"quant_method": "fp8"}))
+    assert fp8 > 0
+    fp8_dynamic = {
+        "weights": {"type": "float", "num_bits": 8, "strategy": "channel", "dynamic": False},
+        "input_activations": {"type": "float", "num_bits": 8, "strategy": "token", "dynamic": True},
+        "targets": ["Linear"],
+    }
+    ct = {
+        "quant_method": "compressed-tensors",
+        "config_groups": {"group_0": fp8_dynamic},
+        "ignore": ["lm_head"],
+    }
+    assert ws(variant("compressed-tensors", ct)) == fp8
+    assert ws(variant("modelopt", {"quant_method": "modelopt", "quant_algo": "FP8"})) == fp8
+    # INT4 weight-only groups and routed experts left out of the quantization take other kernels: not counted here
+    w4a16 = {
+        "weights": {"type": "int", "num_bits": 4, "strategy": "group", "group_size": 128},
+        "targets": ["Linear"],
+    }
+    assert ws(variant("compressed-tensors", dict(ct, config_groups={"group_0": w4a16}))) == 0
+    assert ws(variant("compressed-tensors", dict(ct, ignore=["lm_head", "re:.*mlp.experts.*"]))) == 0
+    assert ws(variant("modelopt", {"quant_method": "modelopt", "quant_algo": "W4A8_AWQ"})) == 0

@@ -1412,6 +1412,44 @@ def unquantized_moe_takes_triton(settings: VllmSettings, model: ModelSpec, cfg: 
     return not (use_ep and cfg.dp == 1 and cc is not None and cc >= (9, 0))  # else FLASHINFER_CUTLASS
 
 
+def fp8_moe_experts(quant: str, model: ModelSpec) -> bool:
+    """Whether vLLM places the MoE experts of a checkpoint quantized by ``quant`` (the lower-case ``--quantization``
+    or ``quant_method``) with its FP8 MoE oracle, ``select_fp8_moe_backend`` + ``make_fp8_moe_kernel``
+    (``vllm@0.14.0``/``0.15.0``/``0.19.0``): ``fp8`` (``Fp8MoEMethod``), a ModelOpt export of ``quant_algo`` ``FP8``
+    (``modelopt.py::ModelOptFp8MoEMethod``), and a compressed-tensors checkpoint whose every config group is FP8
+    weights with FP8 input activations (``compressed_tensors_moe.py::CompressedTensorsMoEMethod.get_moe_method``
+    takes ``CompressedTensorsW8A8Fp8MoEMethod`` for ``_is_fp8_w8a8``; RedHatAI's ``FP8-dynamic`` builds) and whose
+    ``ignore`` list names no routed experts. **[assumed]** a group's scales (per tensor, channel or block, static or
+    dynamic) are ones ``_is_fp8_w8a8`` takes; mixed or other schemes are not decided here: False."""
+    if quant == "fp8":
+        return True
+    qc = model.quant_config if isinstance(model.quant_config, dict) else {}
+    if quant == "modelopt":
+        nested = qc.get("quantization")
+        algo = qc.get("quant_algo") or (nested.get("quant_algo") if isinstance(nested, dict) else None)
+        return str(algo or "").upper() == "FP8"
+    if quant != "compressed-tensors":
+        return False
+    groups = qc.get("config_groups")
+    if not isinstance(groups, dict) or not groups:
+        return False
+    for group in groups.values():
+        w = group.get("weights") if isinstance(group, dict) else None
+        a = group.get("input_activations") if isinstance(group, dict) else None
+        if not isinstance(w, dict) or not isinstance(a, dict):
+            return False
+        if (str(w.get("type") or "").lower(), w.get("num_bits")) != ("float", 8):
+            return False
+        if (str(a.get("type") or "").lower(), a.get("num_bits")) != ("float", 8):
+            return False
+    ignore = qc.get("ignore")
+    for entry in ignore if isinstance(ignore, list) else []:
+        text = str(entry).lower()
+        if "experts" in text and "shared_expert" not in text:
+            return False  # the routed experts left unquantized: the unquantized oracle (not decided here)
+    return True
+
+
 def fp8_moe_takes_marlin(settings: VllmSettings, cfg: StartupConfig) -> bool:
     """Whether vLLM's FP8 MoE oracle runs FP8 experts (``fp8`` checkpoints or ``--quantization fp8``) on
     ``MarlinExperts``, weight-only W8A16, in the releases of :data:`MOE_WORKSPACE_KEPT`: an explicit
@@ -1477,7 +1515,8 @@ def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     here; :func:`unquantized_moe_takes_triton`). From 0.20.0 the oracle ranks FlashInfer's experts first on some
     GPUs (0.26.0: all CUDA GPUs but Hopper), which is one reason those releases are left out.
 
-    FP8 experts on Marlin (:func:`fp8_moe_takes_marlin`: below compute capability 8.9, an A100 or an A10) run the
+    FP8 experts (:func:`fp8_moe_experts`: ``fp8``, ModelOpt FP8, compressed-tensors FP8 W8A8) on Marlin
+    (:func:`fp8_moe_takes_marlin`: below compute capability 8.9, an A100 or an A10) run the
     same modular kernel with ``MarlinExperts.workspace_shapes`` (``fused_marlin_moe.py``, the 0.14.0, 0.15.0,
     0.17.0 and 0.19.0 wheels): ``workspace1 = (M x topk, max(N, K))``, ``workspace2 = (M x topk x max(2N, K),)``,
     ``output = (M, K)``, where Marlin's ``N`` is the rank's expert width itself (``moe_problem_size`` ->
@@ -1495,7 +1534,7 @@ def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     quant = (settings.quantization or model.quant_method or "").lower()
     marlin = False
     if quant:
-        if quant != "fp8":
+        if not fp8_moe_experts(quant, model):
             return 0  # other quantized experts: the MXFP4, NVFP4, INT4 / INT8 kernels (not read)
         marlin = fp8_moe_takes_marlin(settings, cfg)
         if not marlin and not fp8_moe_takes_rocm_triton(settings, cfg):
