@@ -187,3 +187,94 @@ def test_fp8_experts_on_rocm_run_triton() -> None:
     # VLLM_ROCM_USE_AITER takes AITER's experts (not read): none
     sa = dataclasses.replace(s, rocm_aiter=True)
     assert moe_workspace_bytes(sa, m, resolve_startup(sa, m, total, **mi300x), 8192) == 0
+
+
+def test_rocm_aiter_moe_switches_as_vllm_reads_them() -> None:
+    """vLLM runs AITER's experts only when ``rocm_aiter_ops.is_fused_moe_enabled()``: ``VLLM_ROCM_USE_AITER`` and
+    ``VLLM_ROCM_USE_AITER_MOE`` (default on), each ``.lower() in ("true", "1")`` (vllm@0.15.0 / 0.19.0 envs.py,
+    _aiter_ops.py). AITER on with its MoE switched off leaves the FP8 (and unquantized) experts on TritonExperts, and
+    ``yes``/``on``, which vLLM does not take as true, leave AITER off."""
+    from kvlint.memory.vllm import settings_from_flags
+
+    m = resolve_model("MiniMaxAI/MiniMax-M2.5", allow_hub=False)
+    mi300x = {"gpu_name": "AMD Instinct MI300X"}
+    total = int(191.98 * GiB)
+
+    def ws(env: dict[str, str]) -> int:
+        s = dataclasses.replace(
+            settings_from_flags({}, env, "0.17.1"), tensor_parallel_size=2, max_model_len=8192
+        )
+        return moe_workspace_bytes(s, m, resolve_startup(s, m, total, **mi300x), 8192)
+
+    triton = ws({})
+    assert triton > 0
+    assert ws({"VLLM_ROCM_USE_AITER": "1"}) == 0 and ws({"VLLM_ROCM_USE_AITER": "True"}) == 0
+    assert ws({"VLLM_ROCM_USE_AITER": "1", "VLLM_ROCM_USE_AITER_MOE": "0"}) == triton
+    assert ws({"VLLM_ROCM_USE_AITER": "true", "VLLM_ROCM_USE_AITER_MOE": "false"}) == triton
+    assert ws({"VLLM_ROCM_USE_AITER": "yes"}) == triton and ws({"VLLM_ROCM_USE_AITER": "on"}) == triton
+
+
+def test_workspace_excess_is_not_reported_as_a_data_parallel_gather() -> None:
+    """The kept buffers' excess over the forward pass's MLP term (moe_forward_excess) is added to the forward pass,
+    as the DP gather is, but at DP 1 nothing is gathered: the plan's note names the workspace, not "all 1
+    data-parallel ranks' batches". GLM-4.7-FP8 at PP 8 on A100s (Marlin, vLLM 0.15.0) and Qwen3-30B-A3B on an
+    H100 (Triton, 0.19.0)."""
+    from kvlint.memory.vllm import moe_forward_excess
+
+    glm = _glm_fp8()
+    sg = VllmSettings(
+        version="0.15.0", max_model_len=8192, pipeline_parallel_size=8, gpu_memory_utilization=0.925,
+        max_num_batched_tokens=2048,
+    )  # fmt: skip
+    for s, m, total, gpu in ((sg, glm, int(79.25 * GiB), A100), (_settings("0.19.0"), _moe(), TOTAL, H100)):
+        cfg = resolve_startup(s, m, total, **gpu)
+        tokens = cfg.max_num_batched_tokens
+        ws = moe_workspace_bytes(s, m, cfg, tokens)
+        from kvlint.memory.vllm import model_facts
+
+        excess = moe_forward_excess(
+            ws, tokens, (cfg.facts or model_facts(m)).inter_eff, cfg.tp, cfg.dtype_bytes
+        )
+        assert excess > 0
+        notes = plan_vllm_detailed(s, m, total, **gpu).plan.assumptions
+        assert not any("data-parallel" in n for n in notes), notes
+        assert any(f"({ws / GiB:.2f} GiB" in n and f"+{excess / GiB:.2f} GiB" in n for n in notes), notes
+
+
+def test_compressed_tensors_and_modelopt_fp8_experts_take_the_fp8_oracle() -> None:
+    """CompressedTensorsW8A8Fp8MoEMethod (an FP8-weight, FP8-activation config group: RedHatAI's FP8-dynamic builds)
+    and ModelOptFp8MoEMethod (quant_algo FP8) call the same select_fp8_moe_backend / make_fp8_moe_kernel as
+    Fp8MoEMethod (vllm@0.14.0 / 0.15.0 / 0.19.0 compressed_tensors_moe.py, modelopt.py): on an A100 their experts run
+    MarlinExperts and keep the same workspace as an fp8 checkpoint's."""
+    m = _moe()
+    a100_total = int(79.25 * GiB)
+
+    def ws(model) -> int:
+        s = _settings("0.15.0")
+        return moe_workspace_bytes(s, model, resolve_startup(s, model, a100_total, **A100), 8192)
+
+    def variant(method: str, qc: dict):
+        return dataclasses.replace(m, quant_method=method, quant_config=qc, weight_bytes=None)
+
+    fp8 = ws(variant("fp8", {"quant_method": "fp8"}))
+    assert fp8 > 0
+    fp8_dynamic = {
+        "weights": {"type": "float", "num_bits": 8, "strategy": "channel", "dynamic": False},
+        "input_activations": {"type": "float", "num_bits": 8, "strategy": "token", "dynamic": True},
+        "targets": ["Linear"],
+    }
+    ct = {
+        "quant_method": "compressed-tensors",
+        "config_groups": {"group_0": fp8_dynamic},
+        "ignore": ["lm_head"],
+    }
+    assert ws(variant("compressed-tensors", ct)) == fp8
+    assert ws(variant("modelopt", {"quant_method": "modelopt", "quant_algo": "FP8"})) == fp8
+    # INT4 weight-only groups and routed experts left out of the quantization take other kernels: not counted here
+    w4a16 = {
+        "weights": {"type": "int", "num_bits": 4, "strategy": "group", "group_size": 128},
+        "targets": ["Linear"],
+    }
+    assert ws(variant("compressed-tensors", dict(ct, config_groups={"group_0": w4a16}))) == 0
+    assert ws(variant("compressed-tensors", dict(ct, ignore=["lm_head", "re:.*mlp.experts.*"]))) == 0
+    assert ws(variant("modelopt", {"quant_method": "modelopt", "quant_algo": "W4A8_AWQ"})) == 0

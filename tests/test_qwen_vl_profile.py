@@ -276,3 +276,31 @@ def test_qwen25_vl_data_mode_shares_the_items_over_the_ranks():
     per_tok = (3 * vis["intermediate_size"] + 3 * vis["hidden_size"]) * 2
     fewer = (n - -(-n // 4)) * data.encoder_tokens_per_item
     assert data.peak_bytes == tp1.peak_bytes - fewer * per_tok
+
+
+def test_qwen2_vl_falls_back_to_weights_mode():
+    """Qwen2VLForConditionalGeneration does not declare supports_encoder_tp_data (vllm@0.15.0 / 0.19.0 qwen2_vl.py),
+    so ModelConfig falls back to --mm-encoder-tp-mode weights (vllm@0.19.0 config/model.py: "This model does not
+    support `--mm-encoder-tp-mode data`"): its tower stays split by TP, the profile the same as without the flag.
+    Qwen2.5-VL, which declares it, does change."""
+    import dataclasses
+
+    base = _m(QWEN25)
+    vis = {
+        "depth": 32, "embed_dim": 1280, "mlp_ratio": 4, "num_heads": 16, "in_chans": 3, "hidden_size": 3584,
+        "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2,
+    }  # fmt: skip
+    cfg = dict(base.config or {}, model_type="qwen2_vl", vision_config=vis)
+    cfg["architectures"] = ["Qwen2VLForConditionalGeneration"]
+    qwen2 = dataclasses.replace(base, config=cfg, architectures=["Qwen2VLForConditionalGeneration"])
+    args = dict(
+        era="v1", version=(0, 19, 0), max_num_seqs=256, max_num_batched_tokens=8192, max_model_len=32768,
+        chunked_prefill=True, tp=4, dtype_bytes=2, mm_processor_kwargs={"max_pixels": 1_000_000},
+    )  # fmt: skip
+    weights, _ = encoder_profile(qwen2, **args)
+    data, _ = encoder_profile(qwen2, mm_encoder_tp_mode="data", **args)
+    assert weights is not None and data is not None
+    assert data.peak_bytes == weights.peak_bytes
+    w25, _ = encoder_profile(base, **args)
+    d25, _ = encoder_profile(base, mm_encoder_tp_mode="data", **args)
+    assert w25 is not None and d25 is not None and d25.peak_bytes != w25.peak_bytes

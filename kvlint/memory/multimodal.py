@@ -153,10 +153,13 @@ LLAMA4_MAX_TILES = 1024
 QWEN_VL_MAX_PIXELS = 2**28
 
 
-#: ``model_type`` values of the generic vision path whose vLLM module honours ``--mm-encoder-tp-mode data``
-#: (``self.use_data_parallel = multimodal_config.mm_encoder_tp_mode == "data"``: ``vllm@0.11.0``/``vllm@0.19.0:
-#: vllm/model_executor/models/qwen3_vl.py``, whose MoE variant subclasses it); Qwen2.5-VL takes its own path
-ENCODER_DP_MODEL_TYPES = frozenset({"qwen3_vl", "qwen3_vl_moe"})
+#: ``model_type`` values whose vLLM module honours ``--mm-encoder-tp-mode data`` (``supports_encoder_tp_data =
+#: True``; ``self.use_data_parallel = multimodal_config.mm_encoder_tp_mode == "data"``: ``vllm@0.11.0``/``vllm@0.19.0:
+#: vllm/model_executor/models/qwen3_vl.py``, whose MoE variant subclasses it, and ``qwen2_5_vl.py``, which takes
+#: :func:`_qwen2_vl_profile`). Qwen2-VL does not declare it: ``ModelConfig`` warns "This model does not support
+#: `--mm-encoder-tp-mode data`" and falls back to ``weights`` (``vllm@0.19.0:vllm/config/model.py``), so its tower
+#: stays split by TP (:data:`kvlint.memory.vllm.ENCODER_TP_DATA_ARCHS` for the weights)
+ENCODER_DP_MODEL_TYPES = frozenset({"qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe"})
 
 
 def encoder_items_per_rank(items: int, ranks: int) -> int:
@@ -342,8 +345,8 @@ def _qwen2_vl_profile(
     :func:`_v1_items` with that modality's limit. The vision tower: Qwen2-VL's ``embed_dim`` x ``mlp_ratio`` MLP
     (:func:`_vit_peak`), Qwen2.5-VL's gated ``hidden_size``/``intermediate_size`` MLP (``3 x intermediate / tp + 3 x
     hidden`` per patch), plus the float32 ``pixel_values`` (``3 x temporal_patch_size x patch^2`` per patch);
-    ``--mm-encoder-tp-mode data`` replicates it (the caller passes ``tp`` 1) and, for Qwen2.5-VL, shares the items
-    over the ``item_ranks`` tensor-parallel ranks (:func:`encoder_items_per_rank`). V0 profiles images only here (its dummy
+    ``--mm-encoder-tp-mode data`` replicates Qwen2.5-VL's (the caller passes ``tp`` 1; Qwen2-VL falls back to
+    ``weights``, :data:`ENCODER_DP_MODEL_TYPES`) and shares the items over the ``item_ranks`` tensor-parallel ranks (:func:`encoder_items_per_rank`). V0 profiles images only here (its dummy
     sequences' videos are not modelled; noted).
     """
     vis = _vision(model)
@@ -616,6 +619,7 @@ def encoder_profile(
         )
         return None, notes
     if mt in ("qwen2_vl", "qwen2_5_vl"):
+        data = str(mm_encoder_tp_mode or "") == "data" and mt in ENCODER_DP_MODEL_TYPES
         return _qwen2_vl_profile(
             model,
             str(mt),
@@ -625,11 +629,11 @@ def encoder_profile(
             max_num_batched_tokens=max_num_batched_tokens,
             max_model_len=max_model_len,
             chunked_prefill=chunked_prefill,
-            tp=1 if str(mm_encoder_tp_mode or "") == "data" else tp,
+            tp=1 if data else tp,
             dtype_bytes=dtype_bytes,
             limits=limits,
             kw=mm_processor_kwargs or {},
-            item_ranks=tp if str(mm_encoder_tp_mode or "") == "data" and mt == "qwen2_5_vl" else 1,
+            item_ranks=tp if data else 1,
         )
     limit = int(limits.get("image", 1 if era == "v0" else 999))
     if limit <= 0:

@@ -170,7 +170,8 @@ class VllmSettings:
     type decides a pooling model's chunked prefill (:func:`kvlint.memory.pooling.vllm_pooling_chunked_prefill`).
     ``flashinfer_moe_fp16``/``flashinfer_moe_backend_env`` (``VLLM_USE_FLASHINFER_MOE_FP16``,
     ``VLLM_FLASHINFER_MOE_BACKEND``), ``moe_backend`` (``--moe-backend``, lower case, ``-`` as ``_``) and
-    ``rocm_aiter`` (``VLLM_ROCM_USE_AITER``) decide which unquantized MoE experts run
+    ``rocm_aiter`` (AITER's fused MoE on: ``VLLM_ROCM_USE_AITER`` and ``VLLM_ROCM_USE_AITER_MOE``,
+    :func:`rocm_aiter_moe_enabled`) decide which unquantized MoE experts run
     (:func:`unquantized_moe_takes_triton`); ``allreduce_fusion_off``: ``-O``/``--optimization-level`` or
     ``--compilation-config`` turn the all-reduce + RMSNorm fusion off (:func:`allreduce_fusion_switched_off`).
     """
@@ -442,7 +443,7 @@ def settings_from_flags(
         flashinfer_mxfp4_mxfp8_cutlass=truthy(env.get("VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8_CUTLASS")),
         nccl_nvls_off=cal.nccl_nvls_disabled(env.get("NCCL_NVLS_ENABLE")),
         moe_backend=str(get("moe_backend")).strip().lower().replace("-", "_") if get("moe_backend") else None,
-        rocm_aiter=bool(truthy(env.get("VLLM_ROCM_USE_AITER"))),
+        rocm_aiter=rocm_aiter_moe_enabled(env.get("VLLM_ROCM_USE_AITER"), env.get("VLLM_ROCM_USE_AITER_MOE")),
         allreduce_fusion_off=allreduce_fusion_switched_off(
             get("optimization_level"), _json_dict(get("compilation_config"))
         ),
@@ -1363,11 +1364,27 @@ MOE_WORKSPACE_KEPT = ((0, 14, 0), (0, 20, 0))
 MOE_MK_CHUNK_TOKENS = 16 * 1024
 
 
+def _vllm_env_bool(raw: str | None, default: str) -> bool:
+    """A vLLM boolean environment switch read as ``vllm/envs.py`` reads the ROCm AITER ones: ``os.getenv(name,
+    default).lower() in ("true", "1")``, so ``yes``, ``on`` or a padded `` 1`` are off (unlike :func:`truthy`)."""
+    return (default if raw is None else str(raw)).lower() in ("true", "1")
+
+
+def rocm_aiter_moe_enabled(use_aiter: str | None, use_aiter_moe: str | None) -> bool:
+    """Whether vLLM runs AITER's fused MoE experts on ROCm: ``rocm_aiter_ops.is_fused_moe_enabled()`` is
+    ``VLLM_ROCM_USE_AITER`` (default off) and ``VLLM_ROCM_USE_AITER_MOE`` (default on), each read as
+    ``.lower() in ("true", "1")`` (``vllm@0.14.0``/``0.15.0``/``0.19.0:vllm/envs.py``, ``vllm/_aiter_ops.py``);
+    both the unquantized and the FP8 MoE oracles ask it (``fused_moe/oracle/unquantized.py``, ``oracle/fp8.py``
+    through ``AiterExperts._supports_current_device``). ``use_aiter``/``use_aiter_moe``: the variables' raw
+    values, None when unset. [from source]"""
+    return _vllm_env_bool(use_aiter, "False") and _vllm_env_bool(use_aiter_moe, "True")
+
+
 def unquantized_moe_takes_triton(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> bool:
     """Whether vLLM's unquantized MoE oracle picks ``TritonExperts`` (``vllm@0.17.0``/``vllm@0.19.0:vllm/
     model_executor/layers/fused_moe/oracle/unquantized.py::select_unquantized_moe_backend``): an explicit
-    ``--moe-backend`` (0.17.0 on) wins (``triton`` yes, any other no); on ROCm, AITER's experts with
-    ``VLLM_ROCM_USE_AITER``; on CUDA, ``VLLM_USE_FLASHINFER_MOE_FP16`` takes FlashInfer's TRTLLM experts (0.17.0 on;
+    ``--moe-backend`` (0.17.0 on) wins (``triton`` yes, any other no); on ROCm, AITER's experts when its fused MoE is on
+    (:func:`rocm_aiter_moe_enabled`: ``VLLM_ROCM_USE_AITER`` and ``VLLM_ROCM_USE_AITER_MOE``), else Triton; on CUDA, ``VLLM_USE_FLASHINFER_MOE_FP16`` takes FlashInfer's TRTLLM experts (0.17.0 on;
     0.14.0's ``UnquantizedFusedMoEMethod`` has only the CUTLASS branch; 0.15, 0.16 not read) only on the Blackwell family (``flashinfer_trtllm_moe.py::_supports_current_device``) with a SiLU gated MLP and
     ``VLLM_FLASHINFER_MOE_BACKEND`` left at ``latency``, and FlashInfer's CUTLASS experts only with expert
     parallelism (``--enable-expert-parallel`` over more than one rank) without data parallelism on compute
@@ -1395,6 +1412,44 @@ def unquantized_moe_takes_triton(settings: VllmSettings, model: ModelSpec, cfg: 
     return not (use_ep and cfg.dp == 1 and cc is not None and cc >= (9, 0))  # else FLASHINFER_CUTLASS
 
 
+def fp8_moe_experts(quant: str, model: ModelSpec) -> bool:
+    """Whether vLLM places the MoE experts of a checkpoint quantized by ``quant`` (the lower-case ``--quantization``
+    or ``quant_method``) with its FP8 MoE oracle, ``select_fp8_moe_backend`` + ``make_fp8_moe_kernel``
+    (``vllm@0.14.0``/``0.15.0``/``0.19.0``): ``fp8`` (``Fp8MoEMethod``), a ModelOpt export of ``quant_algo`` ``FP8``
+    (``modelopt.py::ModelOptFp8MoEMethod``), and a compressed-tensors checkpoint whose every config group is FP8
+    weights with FP8 input activations (``compressed_tensors_moe.py::CompressedTensorsMoEMethod.get_moe_method``
+    takes ``CompressedTensorsW8A8Fp8MoEMethod`` for ``_is_fp8_w8a8``; RedHatAI's ``FP8-dynamic`` builds) and whose
+    ``ignore`` list names no routed experts. **[assumed]** a group's scales (per tensor, channel or block, static or
+    dynamic) are ones ``_is_fp8_w8a8`` takes; mixed or other schemes are not decided here: False."""
+    if quant == "fp8":
+        return True
+    qc = model.quant_config if isinstance(model.quant_config, dict) else {}
+    if quant == "modelopt":
+        nested = qc.get("quantization")
+        algo = qc.get("quant_algo") or (nested.get("quant_algo") if isinstance(nested, dict) else None)
+        return str(algo or "").upper() == "FP8"
+    if quant != "compressed-tensors":
+        return False
+    groups = qc.get("config_groups")
+    if not isinstance(groups, dict) or not groups:
+        return False
+    for group in groups.values():
+        w = group.get("weights") if isinstance(group, dict) else None
+        a = group.get("input_activations") if isinstance(group, dict) else None
+        if not isinstance(w, dict) or not isinstance(a, dict):
+            return False
+        if (str(w.get("type") or "").lower(), w.get("num_bits")) != ("float", 8):
+            return False
+        if (str(a.get("type") or "").lower(), a.get("num_bits")) != ("float", 8):
+            return False
+    ignore = qc.get("ignore")
+    for entry in ignore if isinstance(ignore, list) else []:
+        text = str(entry).lower()
+        if "experts" in text and "shared_expert" not in text:
+            return False  # the routed experts left unquantized: the unquantized oracle (not decided here)
+    return True
+
+
 def fp8_moe_takes_marlin(settings: VllmSettings, cfg: StartupConfig) -> bool:
     """Whether vLLM's FP8 MoE oracle runs FP8 experts (``fp8`` checkpoints or ``--quantization fp8``) on
     ``MarlinExperts``, weight-only W8A16, in the releases of :data:`MOE_WORKSPACE_KEPT`: an explicit
@@ -1416,8 +1471,8 @@ def fp8_moe_takes_marlin(settings: VllmSettings, cfg: StartupConfig) -> bool:
 
 def fp8_moe_takes_rocm_triton(settings: VllmSettings, cfg: StartupConfig) -> bool:
     """Whether vLLM's FP8 MoE oracle runs FP8 experts on ``TritonExperts`` on an AMD GPU in the releases of
-    :data:`MOE_WORKSPACE_KEPT`: without ``VLLM_ROCM_USE_AITER`` (``AiterExperts._supports_current_device`` is
-    ``rocm_aiter_ops.is_fused_moe_enabled()``; 0.14.0's ``select_fp8_moe_backend`` asks ``VLLM_ROCM_USE_AITER and
+    :data:`MOE_WORKSPACE_KEPT`: without AITER's fused MoE (``settings.rocm_aiter``, :func:`rocm_aiter_moe_enabled`;
+    ``AiterExperts._supports_current_device`` is ``rocm_aiter_ops.is_fused_moe_enabled()``; 0.14.0's ``select_fp8_moe_backend`` asks ``VLLM_ROCM_USE_AITER and
     VLLM_ROCM_USE_AITER_MOE``) and without a ``--moe-backend`` other than ``triton``, the CUDA-only FlashInfer,
     DeepGEMM, CUTLASS and Marlin experts refuse the GPU and ``TritonExperts._supports_quant_scheme`` takes FP8 block,
     channel and tensor scales on gfx9 (``on_gfx9``) (``vllm@0.14.0``/``0.15.0``/``0.17.0``/``0.19.0:vllm/
@@ -1460,7 +1515,8 @@ def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     here; :func:`unquantized_moe_takes_triton`). From 0.20.0 the oracle ranks FlashInfer's experts first on some
     GPUs (0.26.0: all CUDA GPUs but Hopper), which is one reason those releases are left out.
 
-    FP8 experts on Marlin (:func:`fp8_moe_takes_marlin`: below compute capability 8.9, an A100 or an A10) run the
+    FP8 experts (:func:`fp8_moe_experts`: ``fp8``, ModelOpt FP8, compressed-tensors FP8 W8A8) on Marlin
+    (:func:`fp8_moe_takes_marlin`: below compute capability 8.9, an A100 or an A10) run the
     same modular kernel with ``MarlinExperts.workspace_shapes`` (``fused_marlin_moe.py``, the 0.14.0, 0.15.0,
     0.17.0 and 0.19.0 wheels): ``workspace1 = (M x topk, max(N, K))``, ``workspace2 = (M x topk x max(2N, K),)``,
     ``output = (M, K)``, where Marlin's ``N`` is the rank's expert width itself (``moe_problem_size`` ->
@@ -1478,7 +1534,7 @@ def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     quant = (settings.quantization or model.quant_method or "").lower()
     marlin = False
     if quant:
-        if quant != "fp8":
+        if not fp8_moe_experts(quant, model):
             return 0  # other quantized experts: the MXFP4, NVFP4, INT4 / INT8 kernels (not read)
         marlin = fp8_moe_takes_marlin(settings, cfg)
         if not marlin and not fp8_moe_takes_rocm_triton(settings, cfg):
@@ -3471,7 +3527,8 @@ def stage_memory(
     enc = cfg.encoder
     gather = dp_moe_gather_bytes(settings, model, cfg)
     moe_ws = moe_workspace_bytes(settings, model, cfg, cfg.max_num_batched_tokens)
-    gather += moe_forward_excess(moe_ws, cfg.max_num_batched_tokens, inter, tp, cfg.dtype_bytes)
+    # what the kept workspace exceeds the forward's MLP term by: forward activation too, but not the DP gather
+    ws_excess = moe_forward_excess(moe_ws, cfg.max_num_batched_tokens, inter, tp, cfg.dtype_bytes)
     act = cal.activation_bytes(
         path,
         cfg.sampled_rows,
@@ -3484,7 +3541,7 @@ def stage_memory(
         last,
         encoder_peak=enc.peak_bytes if enc and stage == 0 else 0,
         encoder_cache=enc.cache_bytes if enc and stage == 0 else 0,
-        forward_extra=gather,
+        forward_extra=gather + ws_excess,
         triton_all_rows=cfg.version >= cal.TRITON_ALL_ROWS_FROM,
         sampler_extra=moe_ws,
     )
@@ -3513,7 +3570,7 @@ def stage_memory(
             alt_path, cfg.sampled_rows, cfg.max_num_batched_tokens, model.vocab_size, model.hidden_size,
             inter, tp, cfg.dtype_bytes, last,
             encoder_peak=enc.peak_bytes if enc and stage == 0 else 0,
-            encoder_cache=enc.cache_bytes if enc and stage == 0 else 0, forward_extra=gather,
+            encoder_cache=enc.cache_bytes if enc and stage == 0 else 0, forward_extra=gather + ws_excess,
             triton_all_rows=cfg.version >= cal.TRITON_ALL_ROWS_FROM, sampler_extra=moe_ws,
         )  # fmt: skip
     cg = (
@@ -3574,6 +3631,7 @@ def stage_memory(
         + lora[1]
         + penalty[1]
         + (((_gather_note, cfg.dp, cfg.max_num_batched_tokens, gather),) if gather else ())
+        + (((_moe_workspace_note, cfg.max_num_batched_tokens, moe_ws, ws_excess),) if ws_excess else ())
         + (((_fusion_note, settings, model, cfg, fusion),) if fusion else ())
         + ((_stage_notes, settings, cfg, act, nt, cg_deducted, bypass, path, alt_path, act_alt),)
         + ext_notes
@@ -3586,6 +3644,16 @@ def _gather_note(dp: int, tokens: int, gather: int) -> tuple[str]:
     return (
         f"MoE layers see all {dp} data-parallel ranks' {tokens:,}-token profile "
         f"batches (the default all-to-all gathers them): +{gather / GiB:.2f} GiB of activation",
+    )
+
+
+def _moe_workspace_note(tokens: int, workspace: int, excess: int) -> tuple[str]:
+    """The plan note of :func:`moe_forward_excess` (``excess`` bytes of the ``workspace`` bytes that
+    :func:`moe_workspace_bytes` keeps for ``tokens`` profile tokens), written when read."""
+    return (
+        f"the MoE experts' buffers for the {tokens:,}-token profile ({workspace / GiB:.2f} GiB, kept by vLLM's "
+        f"workspace manager) are wider than the MLP term of the forward pass (experts narrower than the hidden "
+        f"size), which holds +{excess / GiB:.2f} GiB more",
     )
 
 
