@@ -92,3 +92,21 @@ def test_a_word_after_an_option_uv_does_not_declare_is_the_command(tmp_path: Pat
     res = _run(tmp_path, _script("uvx --no-such-option x vllm serve Qwen/Qwen3-0.6B"))
     (cr,) = res.containers
     assert cr.serving.model is None
+
+
+@pytest.mark.parametrize(
+    ("run", "runner"),
+    [
+        # a wrapper before the runner (exec form and script): the runner, not a pip upgrade, installs the engine
+        ("command: [nohup, uvx, vllm, serve, Qwen/Qwen3-0.6B]", "uvx"),
+        (_script("timeout 3600 uvx vllm serve Qwen/Qwen3-0.6B"), "uvx"),
+        # `uv tool run`: the fix names the runner as written (`uv --from vllm==X` is no uv command)
+        (_script("uv tool run --from vllm vllm serve Qwen/Qwen3-0.6B"), "uv tool run"),
+        ("command: [/usr/bin/env, uv, tool, run, vllm, serve, Qwen/Qwen3-0.6B]", "uv tool run"),
+    ],
+)
+def test_kv208_names_the_unpinned_uv_runner_wherever_it_stands(tmp_path: Path, run: str, runner: str) -> None:
+    res = _run(tmp_path, run)
+    (kv208,) = [d for d in res.diagnostics if d.rule == "KV208"]
+    assert "uv's tool runner, unpinned" in kv208.message and "pip" not in kv208.message
+    assert f"({runner} --from vllm==X" in (kv208.fix or "")

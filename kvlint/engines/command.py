@@ -830,6 +830,20 @@ def _uv_run_release(words: Sequence[str], start: int, engine: str, reader: Requi
     return None
 
 
+def _uv_tool_runner(words: Sequence[str], start: int) -> str:
+    """The words of the uv tool runner among ``words[:start]`` that installs the engine it starts in an environment
+    of its own (:func:`_uv_run_release`): ``"uvx"`` or ``"uv tool run"`` as written, wherever it stands (after a
+    wrapper too: ``nohup uvx vllm serve``, ``timeout 1000 uv tool run ...``); "" when there is none (``uv run``
+    runs the project's environment, not a tool's)."""
+    for k in range(start):
+        base = _base(words[k])
+        if base == "uvx" and _uv_run_program(words, k) is not None:
+            return words[k]
+        if base == "uv" and k + 2 < len(words) and words[k + 1] == "tool" and words[k + 2] == "run":
+            return f"{words[k]} tool run"
+    return ""
+
+
 def _uv_tool_name(word: str) -> str:
     """The command a uv tool runner's ``COMMAND@VERSION`` word runs (``vllm@0.10.1`` -> ``vllm``)."""
     return word.split("@", 1)[0] if "@" in word and "/" not in word else word
@@ -1034,6 +1048,9 @@ class _Found:
     #: the pip command that installs the engine (:attr:`installed`, :attr:`upgraded`) and where it is
     install_text: str = ""
     install_loc: Loc | None = None
+    #: the uv tool runner that installs the engine instead of a pip command (``uvx``, ``uv tool run``:
+    #: :func:`_uv_tool_runner`); "" when none
+    install_runner: str = ""
     #: the last pip command of the script that installs the engine, pinned or not: its words after ``install``
     #: (:func:`_pip_words`), its text and where it is (:attr:`kvlint.types.ServingConfig.pip_args`)
     pip_args: tuple[str, ...] = ()
@@ -1410,6 +1427,7 @@ def _scan_shell(
             found.upgraded = not uv_release
             found.install_text = clip(" ".join(texts[:start]), 120)
             found.install_loc = program
+            found.install_runner = _uv_tool_runner(texts, start)
         for k in range(len(seen) - 1 if uv_release is None else -1, -1, -1):
             t, w0 = seen[k], heads[k]
             got = _pip_install(t, engine, reader)
@@ -2672,6 +2690,7 @@ def _script_facts(cfg: ServingConfig, found: _Found, env_locs: Mapping[str, Loc 
         cfg.install_upgrades = found.upgraded
         cfg.install_from_source = found.from_source
         cfg.install_main_index = found.main_index
+        cfg.install_runner = found.install_runner
     if found.pip_args:
         cfg.pip_args, cfg.pip_text, cfg.pip_loc = found.pip_args, found.pip_text, found.pip_loc
         cfg.pip_elsewhere = found.pip_elsewhere
@@ -3257,6 +3276,7 @@ def parse_container(
             listed.upgraded = not uv_release
             listed.install_text = clip(" ".join(texts[: m[1]]), 120)
             listed.install_loc = program or first_loc
+            listed.install_runner = _uv_tool_runner(texts, m[1])
         return dispatch(listed, m[1])
     if not cmd:
         # args only, naming no serving program: the image ENTRYPOINT runs
