@@ -110,3 +110,23 @@ def test_kv208_names_the_unpinned_uv_runner_wherever_it_stands(tmp_path: Path, r
     (kv208,) = [d for d in res.diagnostics if d.rule == "KV208"]
     assert "uv's tool runner, unpinned" in kv208.message and "pip" not in kv208.message
     assert f"({runner} --from vllm==X" in (kv208.fix or "")
+
+
+@pytest.mark.parametrize(
+    ("run", "release"),
+    [
+        # uv reads the command word as the tool's requirement and runs the executable its package name names
+        # (crates/uv/src/commands/tool/mod.rs Target::parse, tool/run.rs): extras and a PEP 508 pin included
+        (_script("uvx 'vllm[audio]@0.10.1' serve Qwen/Qwen3-0.6B --tensor-parallel-size 2"), "0.10.1"),
+        (_script("uvx vllm==0.11.0 serve Qwen/Qwen3-0.6B --tensor-parallel-size 2"), "0.11.0"),
+        (
+            'command: [uv, tool, run, "vllm[audio]==0.10.1", serve, Qwen/Qwen3-0.6B, --tensor-parallel-size, "2"]',
+            "0.10.1",
+        ),
+    ],
+)
+def test_the_tool_runners_command_word_is_a_requirement(tmp_path: Path, run: str, release: str) -> None:
+    res = _run(tmp_path, run)
+    (cr,) = res.containers
+    assert cr.serving.engine == "vllm" and cr.serving.version == release
+    assert [d for d in res.diagnostics if d.rule == "KV403"]

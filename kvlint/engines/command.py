@@ -844,9 +844,21 @@ def _uv_tool_runner(words: Sequence[str], start: int) -> str:
     return ""
 
 
+#: The package name a uv tool runner's command word starts with (PEP 508's name characters).
+_UV_TOOL_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
 def _uv_tool_name(word: str) -> str:
-    """The command a uv tool runner's ``COMMAND@VERSION`` word runs (``vllm@0.10.1`` -> ``vllm``)."""
-    return word.split("@", 1)[0] if "@" in word and "/" not in word else word
+    """The command a uv tool runner's command word runs, without ``--from``: uv reads the word as the tool's
+    requirement and runs the executable its package name names (astral-sh/uv@26a9dd4b
+    ``crates/uv/src/commands/tool/mod.rs`` ``Target::parse`` for ``NAME[EXTRAS]@VERSION``/``@latest``, and
+    ``tool/run.rs`` for any other PEP 508 requirement, ``ruff>=0.6.0`` -> ``ruff``): ``vllm@0.10.1``,
+    ``vllm[audio]@0.10.1``, ``vllm==0.10.1`` and ``'vllm>=0.10'`` all run ``vllm``. A word that starts with no
+    package name (a path) is the command as written."""
+    if "/" in word:
+        return word
+    m = _UV_TOOL_NAME_RE.match(word)
+    return m.group(0) if m is not None else word
 
 
 def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
