@@ -33,7 +33,12 @@ SCRIPTS = [
     ("vllm serve <model-id> \\\n  --trust-remote-code \\\n  --port 8000", "<model-id>"),
     ("vllm serve m --served-model-name <name> --port 8000", "<name>"),
     ("vllm serve <org/model>", "<org/model>"),
+    # a redirection after the placeholder: `>` then a redirection operator, a syntax error in both shells (review54D)
+    ("vllm serve <model-id> 2>&1 | tee log", "<model-id>"),
+    ("vllm serve <org/model-name> >log 2>&1", "<org/model-name>"),
+    ("vllm serve <model-id> <in.txt", "<model-id>"),
     # real redirections: no placeholder
+    ("vllm serve m <in.txt>>out.log", ""),
     ("vllm serve m <in.txt >out.log --port 8000", ""),
     ("vllm serve m --port 8000 < in.txt > out.log", ""),
     ("vllm serve m <in.txt> out.log", ""),

@@ -3586,11 +3586,12 @@ def _read_commands(
 
 #: A ``<`` redirection word that opens a ``<...>`` placeholder to fill in by hand (``<model-id``, ``<your-org/model``),
 #: when a ``>`` ends it and what follows the ``>`` is no file name (:data:`_FILL_IN_AFTER`: blanks and line
-#: continuations, then an option, the end of the line or of the script, or an operator; or at once the end of the
-#: line or script, ``;`` or ``)``): ``vllm serve <model-id> --port 8000``, not ``cmd <in.txt> out.log`` (input from
-#: in.txt, output to out.log), ``cmd <in>out`` nor ``cmd <in>&1``.
+#: continuations, then an option, the end of the line or of the script, an operator, or a redirection, which
+#: after a ``>`` both shells refuse as a syntax error (``vllm serve <model-id> 2>&1 | tee log``); or at once the end
+#: of the line or script, ``;`` or ``)``): ``vllm serve <model-id> --port 8000``, not ``cmd <in.txt> out.log``
+#: (input from in.txt, output to out.log), ``cmd <in>out``, ``cmd <in>>out`` nor ``cmd <in>&1``.
 _FILL_IN_RE = re.compile(r"<[A-Za-z][A-Za-z0-9_.:/-]*")
-_FILL_IN_AFTER = re.compile(r"(?:[ \t]|\\\n)+(?:-|\n|$|[;&|)])|[\n;)]|$")
+_FILL_IN_AFTER = re.compile(r"(?:[ \t]|\\\n)+(?:-|\n|$|[;&|)<>]|[0-9]+[<>])|[\n;)]|$")
 
 
 #: The array names one reading remembers (:attr:`_Shell.array_names`; far above a real script's few).
