@@ -130,3 +130,35 @@ def test_the_tool_runners_command_word_is_a_requirement(tmp_path: Path, run: str
     (cr,) = res.containers
     assert cr.serving.engine == "vllm" and cr.serving.version == release
     assert [d for d in res.diagnostics if d.rule == "KV403"]
+
+
+@pytest.mark.parametrize(
+    ("run", "release"),
+    [
+        # uv's global options before the subcommand (GlobalArgs are `global = true` in crates/uv-cli/src/lib.rs)
+        (
+            _script(
+                "uv --no-cache tool run --from vllm==0.10.1 vllm serve Qwen/Qwen3-0.6B --tensor-parallel-size 2"
+            ),
+            "0.10.1",
+        ),
+        (
+            "command: [uv, --directory, /app, run, --with, 'vllm==0.11.0', vllm, serve, Qwen/Qwen3-0.6B, "
+            "--tensor-parallel-size, '2']",
+            "0.11.0",
+        ),
+    ],
+)
+def test_uv_global_options_before_the_runner(tmp_path: Path, run: str, release: str) -> None:
+    res = _run(tmp_path, run)
+    (cr,) = res.containers
+    assert cr.serving.engine == "vllm" and cr.serving.version == release
+    assert [d for d in res.diagnostics if d.rule == "KV403"]
+
+
+def test_an_unpinned_tool_runner_after_global_options_is_named_as_written(tmp_path: Path) -> None:
+    res = _run(tmp_path, _script("uv -q tool run vllm serve Qwen/Qwen3-0.6B"))
+    (kv208,) = [d for d in res.diagnostics if d.rule == "KV208"]
+    assert "uv's tool runner, unpinned" in kv208.message and "(uv tool run --from vllm==X" in (
+        kv208.fix or ""
+    )
