@@ -548,6 +548,9 @@ class ServingConfig:
     #: the unpinned upgrade takes vLLM's nightly (or one commit's) build from vLLM's main-branch wheel index
     #: (``uv pip install -U vllm --extra-index-url https://wheels.vllm.ai/nightly``): that index's URL, else ""
     install_main_index: str = ""
+    #: the uv tool runner that installs the engine in an environment of its own instead of a pip command, as
+    #: written (``uvx``, ``uv tool run``; ``kvlint.engines.command._uv_tool_runner``); "" when none
+    install_runner: str = ""
     #: the ``sh -c`` script's last pip command (``pip``, ``uv pip``, ``python3 -m pip``) that installs the engine
     #: before starting it, pinned or not (``pip install vllm`` too, which :attr:`installed_by` leaves out: over an
     #: image that carries the engine it changes nothing): its words after ``install``, its text (shortened) and

@@ -33,7 +33,12 @@ SCRIPTS = [
     ("vllm serve <model-id> \\\n  --trust-remote-code \\\n  --port 8000", "<model-id>"),
     ("vllm serve m --served-model-name <name> --port 8000", "<name>"),
     ("vllm serve <org/model>", "<org/model>"),
+    # a redirection after the placeholder: `>` then a redirection operator, a syntax error in both shells (review54D)
+    ("vllm serve <model-id> 2>&1 | tee log", "<model-id>"),
+    ("vllm serve <org/model-name> >log 2>&1", "<org/model-name>"),
+    ("vllm serve <model-id> <in.txt", "<model-id>"),
     # real redirections: no placeholder
+    ("vllm serve m <in.txt>>out.log", ""),
     ("vllm serve m <in.txt >out.log --port 8000", ""),
     ("vllm serve m --port 8000 < in.txt > out.log", ""),
     ("vllm serve m <in.txt> out.log", ""),
@@ -82,3 +87,20 @@ def test_the_collected_manifest_says_the_command_fails_and_names_the_placeholder
     (cr,) = res.containers
     # the words after the placeholder are read: --trust-remote-code was the `>`'s target
     assert cr.serving.get("trust_remote_code") is True
+
+
+@pytest.mark.parametrize("placeholder", ["<org/model>", "<your-org/your-model-name>", "<model-id>"])
+def test_kv502_names_a_placeholder_that_spans_the_model_path(tmp_path: Path, placeholder: str) -> None:
+    """A hub id to fill in by hand holds a ``/`` (``<org/model>``): the placeholder is the whole id, not two path
+    components ``<org`` and ``model>``; KV502 said "no config.json for model '<org/model>'" and counted it as a
+    model unknown, where ``<model-id>`` is a placeholder (review54D)."""
+    path = tmp_path / "deploy.yaml"
+    path.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: chat\nspec:\n  template:\n    spec:\n"
+        "      containers:\n        - name: server\n          image: vllm/vllm-openai:v0.10.1\n"
+        f'          command: [bash, -c, "vllm serve {placeholder} --port 8000"]\n'
+        "          resources:\n            limits:\n              nvidia.com/gpu: 1\n"
+    )
+    res = run_check([str(path)], Options(allow_hub=False))
+    (kv502,) = [d for d in res.diagnostics if d.rule == "KV502"]
+    assert f"holds the placeholder {placeholder}" in kv502.message, kv502.message

@@ -42,6 +42,12 @@ SCRIPTS = [
     'ARGS=$(cat args.txt); ARGS="$ARGS --enforce-eager"; vllm serve m $ARGS',
     "A=$(cat args.txt); B=$A; vllm serve m $B",
     'ARGS=$(cat args.txt); ARGS="$ARGS --enforce-eager"; ARGS=; vllm serve m $ARGS',
+    # env's NAME=value set to a command's output: in the environment of the script env runs (review54D)
+    """env ARGS="$(cat args.txt)" sh -c 'vllm serve m $ARGS'""",
+    """env A=1 ARGS="$(cat args.txt)" bash -c 'vllm serve m $ARGS'""",
+    """env ARGS="$(cat args.txt)" ARGS= sh -c 'vllm serve m $ARGS'""",
+    """ARGS=$(cat args.txt) env ARGS= sh -c 'vllm serve m $ARGS'""",
+    """env ARGS="$(cat args.txt)" env -u ARGS sh -c 'vllm serve m $ARGS'""",
 ]
 
 
@@ -162,5 +168,15 @@ def test_a_value_built_on_one_kvlint_does_not_read_leaves_the_container_not_size
     res = run_check([str(_manifest(tmp_path, script))], OFF)
     (note,) = [d for d in res.diagnostics if d.rule == "KV503"]
     assert note.severity == "warning" and "the script sets ARGS" in note.message, note.message
+    (cr,) = res.containers
+    assert cr.plan is None and "tensor_parallel_size" in cr.serving.unresolved
+
+
+def test_a_size_env_sets_to_a_command_s_output_is_not_known(tmp_path: Path) -> None:
+    """``env TP=$(nproc) sh -c '... ${TP:-1}'``: the script sees TP set to the command's output, so the default
+    is not the value; kvlint read TP as unset there (env's assignment of an unknown value dropped) and sized the
+    container at 1 GPU per replica."""
+    script = "env TP=\"$(cat /etc/tp)\" sh -c 'vllm serve Qwen/Qwen3-0.6B --tensor-parallel-size ${TP:-1}'"
+    res = run_check([str(_manifest(tmp_path, script))], OFF)
     (cr,) = res.containers
     assert cr.plan is None and "tensor_parallel_size" in cr.serving.unresolved

@@ -92,3 +92,73 @@ def test_a_word_after_an_option_uv_does_not_declare_is_the_command(tmp_path: Pat
     res = _run(tmp_path, _script("uvx --no-such-option x vllm serve Qwen/Qwen3-0.6B"))
     (cr,) = res.containers
     assert cr.serving.model is None
+
+
+@pytest.mark.parametrize(
+    ("run", "runner"),
+    [
+        # a wrapper before the runner (exec form and script): the runner, not a pip upgrade, installs the engine
+        ("command: [nohup, uvx, vllm, serve, Qwen/Qwen3-0.6B]", "uvx"),
+        (_script("timeout 3600 uvx vllm serve Qwen/Qwen3-0.6B"), "uvx"),
+        # `uv tool run`: the fix names the runner as written (`uv --from vllm==X` is no uv command)
+        (_script("uv tool run --from vllm vllm serve Qwen/Qwen3-0.6B"), "uv tool run"),
+        ("command: [/usr/bin/env, uv, tool, run, vllm, serve, Qwen/Qwen3-0.6B]", "uv tool run"),
+    ],
+)
+def test_kv208_names_the_unpinned_uv_runner_wherever_it_stands(tmp_path: Path, run: str, runner: str) -> None:
+    res = _run(tmp_path, run)
+    (kv208,) = [d for d in res.diagnostics if d.rule == "KV208"]
+    assert "uv's tool runner, unpinned" in kv208.message and "pip" not in kv208.message
+    assert f"({runner} --from vllm==X" in (kv208.fix or "")
+
+
+@pytest.mark.parametrize(
+    ("run", "release"),
+    [
+        # uv reads the command word as the tool's requirement and runs the executable its package name names
+        # (crates/uv/src/commands/tool/mod.rs Target::parse, tool/run.rs): extras and a PEP 508 pin included
+        (_script("uvx 'vllm[audio]@0.10.1' serve Qwen/Qwen3-0.6B --tensor-parallel-size 2"), "0.10.1"),
+        (_script("uvx vllm==0.11.0 serve Qwen/Qwen3-0.6B --tensor-parallel-size 2"), "0.11.0"),
+        (
+            'command: [uv, tool, run, "vllm[audio]==0.10.1", serve, Qwen/Qwen3-0.6B, --tensor-parallel-size, "2"]',
+            "0.10.1",
+        ),
+    ],
+)
+def test_the_tool_runners_command_word_is_a_requirement(tmp_path: Path, run: str, release: str) -> None:
+    res = _run(tmp_path, run)
+    (cr,) = res.containers
+    assert cr.serving.engine == "vllm" and cr.serving.version == release
+    assert [d for d in res.diagnostics if d.rule == "KV403"]
+
+
+@pytest.mark.parametrize(
+    ("run", "release"),
+    [
+        # uv's global options before the subcommand (GlobalArgs are `global = true` in crates/uv-cli/src/lib.rs)
+        (
+            _script(
+                "uv --no-cache tool run --from vllm==0.10.1 vllm serve Qwen/Qwen3-0.6B --tensor-parallel-size 2"
+            ),
+            "0.10.1",
+        ),
+        (
+            "command: [uv, --directory, /app, run, --with, 'vllm==0.11.0', vllm, serve, Qwen/Qwen3-0.6B, "
+            "--tensor-parallel-size, '2']",
+            "0.11.0",
+        ),
+    ],
+)
+def test_uv_global_options_before_the_runner(tmp_path: Path, run: str, release: str) -> None:
+    res = _run(tmp_path, run)
+    (cr,) = res.containers
+    assert cr.serving.engine == "vllm" and cr.serving.version == release
+    assert [d for d in res.diagnostics if d.rule == "KV403"]
+
+
+def test_an_unpinned_tool_runner_after_global_options_is_named_as_written(tmp_path: Path) -> None:
+    res = _run(tmp_path, _script("uv -q tool run vllm serve Qwen/Qwen3-0.6B"))
+    (kv208,) = [d for d in res.diagnostics if d.rule == "KV208"]
+    assert "uv's tool runner, unpinned" in kv208.message and "(uv tool run --from vllm==X" in (
+        kv208.fix or ""
+    )

@@ -752,6 +752,36 @@ _UV_RUN_VALUED_SHORT = frozenset("bcCfiPpw")
 _UV_RUN_REQUIREMENTS = {"--from": "from", "--with": "with", "-w": "with"}
 
 
+def _uv_runner(words: Sequence[str], at: int) -> tuple[int, bool, str] | None:
+    """``(index after the runner's words, whether it runs a tool, the runner as written)`` when ``words[at]`` starts
+    one of uv's runners: ``uvx`` (``uvx``), ``uv run`` (``uv run``) or ``uv tool run`` (``uv tool run``), uv's
+    global options allowed between ``uv`` and its subcommand as clap allows them (``uv --no-cache tool run``, ``uv
+    --directory /app run``: astral-sh/uv@26a9dd4b ``crates/uv-cli/src/lib.rs``, ``GlobalArgs`` are ``global =
+    true``); else None."""
+    base = _base(words[at]) if at < len(words) else ""
+    if base == "uvx":
+        return at + 1, True, words[at]
+    if base != "uv":
+        return None
+    j = at + 1
+    while j < len(words) and words[j].startswith("-") and words[j] not in ("-", "--"):
+        j = _uv_option_end(words, j)
+    if j < len(words) and words[j] == "run":
+        return j + 1, False, f"{words[at]} run"
+    if j + 1 < len(words) and words[j] == "tool" and words[j + 1] == "run":
+        return j + 2, True, f"{words[at]} tool run"
+    return None
+
+
+def _uv_option_end(words: Sequence[str], k: int) -> int:
+    """The index after the uv option ``words[k]`` and its value (:data:`_UV_RUN_VALUED`, attached or the next
+    word); ``k + 1`` at least."""
+    word = words[k]
+    if word.startswith("--"):
+        return k + 2 if "=" not in word and word in _UV_RUN_VALUED else k + 1
+    return k + 2 if len(word) == 2 and word[1:2] in _UV_RUN_VALUED_SHORT else k + 1
+
+
 def _uv_run_program(words: Sequence[str], at: int = 0) -> tuple[int, list[str]] | None:
     """``(index of the program, the requirements it installs for it)`` when ``words`` from ``at`` are uv running a
     command in an environment it makes: ``uvx [OPTIONS] COMMAND``, ``uv tool run [OPTIONS] COMMAND`` (an isolated
@@ -761,15 +791,10 @@ def _uv_run_program(words: Sequence[str], at: int = 0) -> tuple[int, list[str]] 
     tool, its package: ``vllm==0.10.1`` for ``uvx vllm@0.10.1`` or ``uvx --from vllm==0.10.1 vllm``, bare ``vllm``
     for ``uvx vllm`` (the newest release, as uv resolves it), none for ``uv run`` without ``--with``. Options are read
     as uv's CLI declares them (:data:`_UV_RUN_VALUED`, astral-sh/uv@26a9dd4b ``crates/uv-cli/src/lib.rs``)."""
-    base = _base(words[at]) if at < len(words) else ""
-    if base == "uvx":
-        k, tool = at + 1, True
-    elif base == "uv" and at + 1 < len(words) and words[at + 1] == "run":
-        k, tool = at + 2, False
-    elif base == "uv" and at + 2 < len(words) and words[at + 1] == "tool" and words[at + 2] == "run":
-        k, tool = at + 3, True
-    else:
+    runner = _uv_runner(words, at)
+    if runner is None:
         return None
+    k, tool, _written = runner
     requirements: list[str] = []
     source = ""
     while k < len(words) and words[k].startswith("-") and words[k] != "-":
@@ -825,14 +850,39 @@ def _uv_run_release(words: Sequence[str], start: int, engine: str, reader: Requi
         pinned = _last_release(pins)
         if pinned is not None:
             return pinned
-        tool = _base(words[k]) == "uvx" or words[k + 1] == "tool"
-        return "" if tool else None
+        runner = _uv_runner(words, k)
+        return "" if runner is not None and runner[1] else None
     return None
 
 
+def _uv_tool_runner(words: Sequence[str], start: int) -> str:
+    """The words of the uv tool runner among ``words[:start]`` that installs the engine it starts in an environment
+    of its own (:func:`_uv_run_release`): ``"uvx"`` or ``"uv tool run"`` as written, wherever it stands (after a
+    wrapper too: ``nohup uvx vllm serve``, ``timeout 1000 uv tool run ...``); "" when there is none (``uv run``
+    runs the project's environment, not a tool's)."""
+    for k in range(start):
+        if _base(words[k]) not in ("uv", "uvx") or _uv_run_program(words, k) is None:
+            continue
+        runner = _uv_runner(words, k)
+        return runner[2] if runner is not None and runner[1] else ""
+    return ""
+
+
+#: The package name a uv tool runner's command word starts with (PEP 508's name characters).
+_UV_TOOL_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
 def _uv_tool_name(word: str) -> str:
-    """The command a uv tool runner's ``COMMAND@VERSION`` word runs (``vllm@0.10.1`` -> ``vllm``)."""
-    return word.split("@", 1)[0] if "@" in word and "/" not in word else word
+    """The command a uv tool runner's command word runs, without ``--from``: uv reads the word as the tool's
+    requirement and runs the executable its package name names (astral-sh/uv@26a9dd4b
+    ``crates/uv/src/commands/tool/mod.rs`` ``Target::parse`` for ``NAME[EXTRAS]@VERSION``/``@latest``, and
+    ``tool/run.rs`` for any other PEP 508 requirement, ``ruff>=0.6.0`` -> ``ruff``): ``vllm@0.10.1``,
+    ``vllm[audio]@0.10.1``, ``vllm==0.10.1`` and ``'vllm>=0.10'`` all run ``vllm``. A word that starts with no
+    package name (a path) is the command as written."""
+    if "/" in word:
+        return word
+    m = _UV_TOOL_NAME_RE.match(word)
+    return m.group(0) if m is not None else word
 
 
 def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
@@ -860,7 +910,8 @@ def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
             run = _uv_run_program(words, k)
             if run is None:
                 return None
-            after, uv_tool = run[0], _base(words[k]) == "uvx" or words[k + 1] == "tool"
+            runner = _uv_runner(words, k)
+            after, uv_tool = run[0], runner is not None and runner[1]
         if after is None:
             break
         k = after
@@ -1034,6 +1085,9 @@ class _Found:
     #: the pip command that installs the engine (:attr:`installed`, :attr:`upgraded`) and where it is
     install_text: str = ""
     install_loc: Loc | None = None
+    #: the uv tool runner that installs the engine instead of a pip command (``uvx``, ``uv tool run``:
+    #: :func:`_uv_tool_runner`); "" when none
+    install_runner: str = ""
     #: the last pip command of the script that installs the engine, pinned or not: its words after ``install``
     #: (:func:`_pip_words`), its text and where it is (:attr:`kvlint.types.ServingConfig.pip_args`)
     pip_args: tuple[str, ...] = ()
@@ -1410,6 +1464,7 @@ def _scan_shell(
             found.upgraded = not uv_release
             found.install_text = clip(" ".join(texts[:start]), 120)
             found.install_loc = program
+            found.install_runner = _uv_tool_runner(texts, start)
         for k in range(len(seen) - 1 if uv_release is None else -1, -1, -1):
             t, w0 = seen[k], heads[k]
             got = _pip_install(t, engine, reader)
@@ -2672,6 +2727,7 @@ def _script_facts(cfg: ServingConfig, found: _Found, env_locs: Mapping[str, Loc 
         cfg.install_upgrades = found.upgraded
         cfg.install_from_source = found.from_source
         cfg.install_main_index = found.main_index
+        cfg.install_runner = found.install_runner
     if found.pip_args:
         cfg.pip_args, cfg.pip_text, cfg.pip_loc = found.pip_args, found.pip_text, found.pip_loc
         cfg.pip_elsewhere = found.pip_elsewhere
@@ -3257,6 +3313,7 @@ def parse_container(
             listed.upgraded = not uv_release
             listed.install_text = clip(" ".join(texts[: m[1]]), 120)
             listed.install_loc = program or first_loc
+            listed.install_runner = _uv_tool_runner(texts, m[1])
         return dispatch(listed, m[1])
     if not cmd:
         # args only, naming no serving program: the image ENTRYPOINT runs

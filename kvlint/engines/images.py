@@ -1673,13 +1673,20 @@ def path_placeholder(path: str) -> str | None:
     """The first component of a model path that is an upper-case placeholder token a script replaces before the
     manifest is applied (``V_MODEL_NAME`` of ``/gcs/V_MODEL_NAME/V_MODEL_VERSION``, filled by ``sed`` in
     GoogleCloudPlatform/accelerated-platforms; ``__MODEL__``, :data:`_DUNDER_RE`), or a ``<...>`` placeholder to
-    fill in by hand (``/models/<model>``);
+    fill in by hand (``/models/<model>``, or ``<org/model>`` across components);
     the same tokens :func:`image_placeholder` reads in an image field. None for a path without one (at most 64
     components looked at)."""
     for part in path.strip().split("/")[:64]:
         if _CAPS_RE.match(part) or _DUNDER_RE.match(part) or blank_to_fill_in(part):
             return part
-    return None
+    # a hub id to fill in by hand holds its own `/`: `<org/model>`, `/models/<org/model>` (whole components)
+    # (a path of at most 512 characters: the expression backtracks over a long one, and no hub id is that long)
+    spanning = _SPANNING_FILL_IN_RE.search(path.strip()) if len(path) <= 512 else None
+    return spanning.group(1) if spanning is not None else None
+
+
+#: A ``<...>`` placeholder spanning path components (``<org/model>``), whole components at both ends.
+_SPANNING_FILL_IN_RE = re.compile(r"(?:^|/)(<[^<>]+/[^<>]+>)(?:/|$)")
 
 
 def blank_to_fill_in(text: str) -> bool:

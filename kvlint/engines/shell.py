@@ -2795,16 +2795,29 @@ class _Kept(Mapping[str, str]):
         return sum(1 for _ in self)
 
 
-def _with_unknown_marks(own: list[EnvChange], prefix: Sequence[tuple[str, str, ShellArg]]) -> list[EnvChange]:
+def _with_unknown_marks(
+    own: list[EnvChange], prefix: Sequence[tuple[str, str, ShellArg]], env_set: Sequence[tuple[int, str]] = ()
+) -> list[EnvChange]:
     """A command's environment changes ``own`` (its ``NAME=value`` prefix first, then a wrapper's) for the script it
     runs (``A=$(cmd) bash -c '... ${A:-4096}'``), with the unknown mark (:data:`_UNKNOWN_MARK`) of each prefix
     variable set to a command's output right after the prefix: A is set in that script, its value not known (it
-    read as unset: the default taken). An ``env -i`` after it clears the mark with the rest. Not in the environment
+    read as unset: the default taken). The same for ``env``'s ``NAME=$(cmd)`` (``env_set``: the index in ``own``,
+    the prefix not counted, of each such change of env's and its name; ``env TP=$(nproc) sh -c '... ${TP:-1}'``),
+    the mark right after that change. An ``env -i`` after it clears the mark with the rest. Not in the environment
     of the commands (:attr:`ShellCommand.environ`): a mark is no variable."""
-    marks: list[EnvChange] = [(_UNKNOWN_MARK + name, "", None) for name, _v, arg in prefix if arg.substituted]
-    if not marks:
+    after: dict[int, list[EnvChange]] = {}
+    for name, _v, arg in prefix:
+        if arg.substituted:
+            after.setdefault(len(prefix) - 1, []).append((_UNKNOWN_MARK + name, "", None))
+    for at, name in env_set:
+        after.setdefault(len(prefix) + at, []).append((_UNKNOWN_MARK + name, "", None))
+    if not after:
         return own
-    return [*own[: len(prefix)], *marks, *own[len(prefix) :]]
+    out: list[EnvChange] = []
+    for k, change in enumerate(own):
+        out.append(change)
+        out.extend(after.get(k, ()))
+    return out
 
 
 def _with_changes(base: Mapping[str, str], changes: Sequence[EnvChange]) -> _Scope:
@@ -3295,6 +3308,8 @@ def _read_commands(
         wrapped: WrapperStep | None = None  # a wrapper that gives a shell a script (runuser -c, tmux new)
         # what the command's own environment adds to the shell's: its NAME=value prefix, then env's changes
         own: list[EnvChange] = []
+        # env's NAME=value changes set to a command's output: (index in own before the prefix is put first, NAME)
+        env_set: list[tuple[int, str]] = []
         prefix: list[tuple[str, str, ShellArg]] = []  # the NAME=value words before the command (or alone)
         wrapped_once = False  # a wrapper was read: a NAME=value after it is no prefix assignment
         # the environment the wrappers give lost PATH (env -i, -u PATH, exec -c), and a wrapper program looks the
@@ -3324,6 +3339,8 @@ def _read_commands(
                     path_gone = False  # sudo looks the command up in its secure_path
                 before = len(own)  # env's -S reads ${NAME} before its -u/-i take effect
                 own.extend(("", None, None) if not n else (n, None, None) for n in unset or ())
+                if unset and env_set:  # `env -u NAME`: unset in the script, not set to an unknown value
+                    env_set = [e for e in env_set if e[1] not in unset]
                 path_gone = path_gone or any(not n or n == "PATH" for n in unset or ())
                 if step.script is not None:
                     wrapped = step
@@ -3342,6 +3359,10 @@ def _read_commands(
                     while h < end and _ASSIGN_RE.match(words[h].text):
                         name, _, val = words[h].text.partition("=")
                         path_gone = path_gone and name != "PATH"
+                        # (a later change of the same name, in this env or another, is the one its script sees)
+                        env_set = [e for e in env_set if e[1] != name]
+                        if words[h].substituted:
+                            env_set.append((len(own), name))
                         own.append((name, None, None) if words[h].substituted else (name, val, words[h]))
                         h += 1
             elif "=" in head and _ASSIGN_RE.match(head):
@@ -3524,7 +3545,7 @@ def _read_commands(
                 given = [*(given or [ShellArg("$0", unresolved=True)]), ShellArg("$@", unresolved=True)]
             for nested_cmd in _read_commands(
                 words[j].text,
-                _with_changes(_Exported(local_env, exported), _with_unknown_marks(own, prefix)),
+                _with_changes(_Exported(local_env, exported), _with_unknown_marks(own, prefix, env_set)),
                 given,
                 _depth=_depth + 1,
                 _eval_offset=words[j].offset if _eval_offset is None else _eval_offset,
@@ -3565,11 +3586,12 @@ def _read_commands(
 
 #: A ``<`` redirection word that opens a ``<...>`` placeholder to fill in by hand (``<model-id``, ``<your-org/model``),
 #: when a ``>`` ends it and what follows the ``>`` is no file name (:data:`_FILL_IN_AFTER`: blanks and line
-#: continuations, then an option, the end of the line or of the script, or an operator; or at once the end of the
-#: line or script, ``;`` or ``)``): ``vllm serve <model-id> --port 8000``, not ``cmd <in.txt> out.log`` (input from
-#: in.txt, output to out.log), ``cmd <in>out`` nor ``cmd <in>&1``.
+#: continuations, then an option, the end of the line or of the script, an operator, or a redirection, which
+#: after a ``>`` both shells refuse as a syntax error (``vllm serve <model-id> 2>&1 | tee log``); or at once the end
+#: of the line or script, ``;`` or ``)``): ``vllm serve <model-id> --port 8000``, not ``cmd <in.txt> out.log``
+#: (input from in.txt, output to out.log), ``cmd <in>out``, ``cmd <in>>out`` nor ``cmd <in>&1``.
 _FILL_IN_RE = re.compile(r"<[A-Za-z][A-Za-z0-9_.:/-]*")
-_FILL_IN_AFTER = re.compile(r"(?:[ \t]|\\\n)+(?:-|\n|$|[;&|)])|[\n;)]|$")
+_FILL_IN_AFTER = re.compile(r"(?:[ \t]|\\\n)+(?:-|\n|$|[;&|)<>]|[0-9]+[<>])|[\n;)]|$")
 
 
 #: The array names one reading remembers (:attr:`_Shell.array_names`; far above a real script's few).

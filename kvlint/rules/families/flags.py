@@ -280,15 +280,16 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
                 "is closest to",
             )
             return
-        words = s.installed_by.split()
-        if words and (words[0].rsplit("/", 1)[-1] == "uvx" or words[1:2] in (["run"], ["tool"])):
-            # a uv runner's own environment (uvx vllm serve, kvlint.engines.command._uv_run_release)
+        runner = s.install_runner
+        if runner:
+            # a uv tool runner's own environment (uvx vllm serve, nohup uvx ..., uv tool run ...:
+            # kvlint.engines.command._uv_run_release), wherever the runner stands among the command's words
             yield ctx.finding(
                 f"the container runs {name} with uv's tool runner, unpinned ({_pip_at(s)}): uv installs the newest "
                 f"{name} release in an environment of its own{instead} so the release that runs is not known; "
                 f"{_assumed(ctx, assumed)}",
                 s.installed_loc or s.command_loc,
-                fix=f"pin the release ({words[0]} --from {s.engine}==X, or {s.engine}@X as the command), or run the "
+                fix=f"pin the release ({runner} --from {s.engine}==X, or {s.engine}@X as the command), or run the "
                 f"image's own {s.engine}; or pass --engine-version with the release it installs",
             )
             return
