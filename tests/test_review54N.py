@@ -51,3 +51,35 @@ def test_kv703_still_reported_when_the_pool_exists(tmp_path: Path) -> None:
     f.write_text(f.read_text().replace('"100000"', '"1000000"'))
     rules = {d.rule for d in run_check([str(f)], Options(allow_hub=False)).diagnostics}
     assert "KV703" in rules and "KV701" not in rules and "KV101" not in rules, rules
+
+
+TGI_UNPLANNABLE = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: t
+spec:
+  template:
+    spec:
+      containers:
+      - name: tgi
+        image: ghcr.io/huggingface/text-generation-inference:3.3.6
+        args: ["--model-id", "meta-llama/Llama-3.1-8B-Instruct"]
+        env:
+        - name: ATTENTION
+          value: bogus
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+"""
+
+
+def test_kv501_fix_does_not_say_it_fits_none_when_no_gpu_could_be_planned(tmp_path: Path) -> None:
+    """newuser54's KV501 fix "it fits none of these GPUs as configured, so once its GPU is named the capacity
+    findings there say what to change" was given whenever no fleet GPU fits, also when kvlint planned none of
+    them (every verdict "unknown": here TGI's shards refuse ATTENTION=bogus, a plan error on each GPU). Nothing is
+    known to fail there, and no capacity finding follows; the fix is the plain "name the GPU"."""
+    f = tmp_path / "t.yaml"
+    f.write_text(TGI_UNPLANNABLE)
+    (kv501,) = [d for d in run_check([str(f)], Options(allow_hub=False)).diagnostics if d.rule == "KV501"]
+    assert "unknown on " in kv501.message and "fails on " not in kv501.message, kv501.message
+    assert (kv501.fix or "").startswith("name the GPU ("), kv501.fix

@@ -492,10 +492,11 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
             fix=fix,
         )
         return
-    if fix.startswith("name the GPU (") and not any(e.verdict in ("fits", "risky") for e in cr.fleet):
-        # it fits none of them: naming a GPU is not the whole remedy ("h200 in these examples" for a model that
+    if fix.startswith("name the GPU (") and all(e.verdict == "fails" for e in cr.fleet):
+        # it fails on each of them: naming a GPU is not the whole remedy ("h200 in these examples" for a model that
         # fails on H200 too); the capacity findings on the named GPU carry the re-planned remedies (a larger TP
-        # size, a quantized checkpoint), and an idle-GPU KV403 beside this one says what the layout wastes
+        # size, a quantized checkpoint), and an idle-GPU KV403 beside this one says what the layout wastes. Not
+        # when kvlint could not plan some GPU ("unknown": a plan error): whether it fits there is not known
         fix = (
             "it fits none of these GPUs as configured, so once its GPU is named the capacity findings there say what "
             "to change (each remedy re-planned to fit); " + fix
