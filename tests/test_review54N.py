@@ -83,3 +83,28 @@ def test_kv501_fix_does_not_say_it_fits_none_when_no_gpu_could_be_planned(tmp_pa
     (kv501,) = [d for d in run_check([str(f)], Options(allow_hub=False)).diagnostics if d.rule == "KV501"]
     assert "unknown on " in kv501.message and "fails on " not in kv501.message, kv501.message
     assert (kv501.fix or "").startswith("name the GPU ("), kv501.fix
+
+
+def test_kv703_is_not_the_cause_when_the_weights_exceed_the_free_memory_but_not_the_gpu(
+    tmp_path: Path,
+) -> None:
+    """Weights of 139.5 GiB on one H200 (139.72 GiB in total, about 139.3 GiB free before loading): they do not
+    load (KV101, which compares them with the free memory), so SGLang never builds the request-to-token table.
+    newuser54 silenced KV703 only when the weights fill the whole GPU; between the free memory and the total it
+    still blamed the table beside KV101. The weights are the checkpoint's size as its safetensors index states it."""
+    import json
+    import shutil
+
+    models = Path(__file__).resolve().parents[1] / "fixtures" / "models"
+    own = tmp_path / "models" / "acme--heavy"
+    shutil.copytree(models / "acme--tiny-qwen3", own)
+    index = json.loads((own / "model.safetensors.index.json").read_text())
+    index["metadata"]["total_size"] = int(139.5 * 2**30)
+    (own / "model.safetensors.index.json").write_text(json.dumps(index))
+    f = tmp_path / "sg.yaml"
+    f.write_text(SGLANG_72B_ON_H200.format(tag="v0.5.5").replace("Qwen/Qwen2.5-72B-Instruct", "acme/heavy"))
+    diags = run_check([str(f)], Options(allow_hub=False, model_dirs=(str(tmp_path / "models"),))).diagnostics
+    rules = {d.rule for d in diags}
+    (kv101,) = [d for d in diags if d.rule == "KV101"]
+    assert "139.50 GiB" in kv101.message and "H200" in kv101.message, kv101.message
+    assert "KV703" not in rules, rules
