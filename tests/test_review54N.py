@@ -108,3 +108,16 @@ def test_kv703_is_not_the_cause_when_the_weights_exceed_the_free_memory_but_not_
     (kv101,) = [d for d in diags if d.rule == "KV101"]
     assert "139.50 GiB" in kv101.message and "H200" in kv101.message, kv101.message
     assert "KV703" not in rules, rules
+
+
+def test_kv501_says_why_kvlint_could_plan_the_container_on_no_fleet_gpu(tmp_path: Path) -> None:
+    """With every fleet GPU "unknown" (TGI's shards refuse ATTENTION=bogus, a plan error on each), KV501 listed the
+    eight GPU names with no reason and "— it fits none of them", and no other finding said why: the reason is now
+    said once for the GPUs it shares (newuser54's grouping), and the verdict is that kvlint planned none of them."""
+    f = tmp_path / "t.yaml"
+    f.write_text(TGI_UNPLANNABLE)
+    diags = run_check([str(f)], Options(allow_hub=False)).diagnostics
+    (kv501,) = [d for d in diags if d.rule == "KV501"]
+    text = " ".join(kv501.message.split())
+    assert text.count("'bogus'") == 1 and "(all: " in text, text
+    assert "it fits none of them" not in text and "could plan it on none of them" in text, text

@@ -593,6 +593,10 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
                 figures = f"{e.reason}; {e.refused_by}"
             elif verdict == "fails" and e.reason:
                 figures = e.reason
+            elif verdict == "unknown" and (e.reason or e.error):
+                # why kvlint could not plan it there (a plan error, a GPU it cannot size), said once for the GPUs
+                # it shares (fleet_entries), not the GPU names alone
+                figures = e.reason or e.error or ""
             elif p is not None and p.kv_cache_bytes > 0:
                 figures = (
                     f"{p.capacity_tokens:,} KV tokens, {times(p.max_concurrency)}x at {p.max_model_len:,}"
@@ -611,7 +615,13 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
     return ctx.finding(
         f"kvlint cannot tell which GPU this pod lands on{_unknown_because(ctx)}; planned on {which} with {per_pod}: "
         + "; ".join(parts)
-        + ("" if fitting else " — it fits none of them")
+        + (
+            ""
+            if fitting
+            else " — kvlint could plan it on none of them"
+            if all(e.verdict == "unknown" for e in cr.fleet)
+            else " — it fits none of them"
+        )
         + (f"; {short}" if short else ""),
         s.command_loc,
         fix=fix,
