@@ -492,10 +492,11 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
             fix=fix,
         )
         return
-    if fix.startswith("name the GPU (") and not any(e.verdict in ("fits", "risky") for e in cr.fleet):
-        # it fits none of them: naming a GPU is not the whole remedy ("h200 in these examples" for a model that
+    if fix.startswith("name the GPU (") and all(e.verdict == "fails" for e in cr.fleet):
+        # it fails on each of them: naming a GPU is not the whole remedy ("h200 in these examples" for a model that
         # fails on H200 too); the capacity findings on the named GPU carry the re-planned remedies (a larger TP
-        # size, a quantized checkpoint), and an idle-GPU KV403 beside this one says what the layout wastes
+        # size, a quantized checkpoint), and an idle-GPU KV403 beside this one says what the layout wastes. Not
+        # when kvlint could not plan some GPU ("unknown": a plan error): whether it fits there is not known
         fix = (
             "it fits none of these GPUs as configured, so once its GPU is named the capacity findings there say what "
             "to change (each remedy re-planned to fit); " + fix
@@ -592,6 +593,10 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
                 figures = f"{e.reason}; {e.refused_by}"
             elif verdict == "fails" and e.reason:
                 figures = e.reason
+            elif verdict == "unknown" and (e.reason or e.error):
+                # why kvlint could not plan it there (a plan error, a GPU it cannot size), said once for the GPUs
+                # it shares (fleet_entries), not the GPU names alone
+                figures = e.reason or e.error or ""
             elif p is not None and p.kv_cache_bytes > 0:
                 figures = (
                     f"{p.capacity_tokens:,} KV tokens, {times(p.max_concurrency)}x at {p.max_model_len:,}"
@@ -610,7 +615,13 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
     return ctx.finding(
         f"kvlint cannot tell which GPU this pod lands on{_unknown_because(ctx)}; planned on {which} with {per_pod}: "
         + "; ".join(parts)
-        + ("" if fitting else " — it fits none of them")
+        + (
+            ""
+            if fitting
+            else " — kvlint could plan it on none of them"
+            if all(e.verdict == "unknown" for e in cr.fleet)
+            else " — it fits none of them"
+        )
         + (f"; {short}" if short else ""),
         s.command_loc,
         fix=fix,

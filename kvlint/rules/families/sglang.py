@@ -348,8 +348,9 @@ def request_table_exceeds_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
     (at most half the pool's tokens from 0.5.14), which a context of millions of tokens makes larger than the GPU.
     Reported at the flag, or at ``--context-length`` (the command) for the default. Allocated in
     ``KVCacheConfigurator._init_pools`` (0.5.16 - 0.5.23) before the KV pool. Mamba-style models (rows capped by
-    their state slots) are not judged, nor a plan whose weights and pool leave no room for any table (KV101/KV701:
-    the table is not what fails there)."""
+    their state slots) are not judged, nor a plan that stops before the table is allocated: weights larger than the
+    free memory (KV101) or no KV pool (KV701's "Not enough memory", raised before ``ReqToTokenPool`` in every
+    release)."""
     d, plan = ctx.detail, ctx.plan
     mrr = ctx.serving.get("max_running_requests")
     if not isinstance(d, SglangPlanDetail) or plan is None:
@@ -367,10 +368,17 @@ def request_table_exceeds_gpu(ctx: RuleContext) -> Iterator[Diagnostic]:
         kv = 0
     if table + weights + kv <= plan.total_bytes:
         return
-    if weights + kv >= plan.total_bytes:
-        # the weights (with the pool) fill the GPU without the table: loading them fails first, which KV101 (or
-        # KV701, no pool) reports with its remedies; the table is not the cause, and no row count would fit
-        # ("--max-running-requests well below 0")
+    if (
+        weights + kv >= plan.total_bytes
+        or weights > d.pre_free_bytes
+        or d.rest_bytes <= 0
+        or d.max_total_num_tokens <= 0
+    ):
+        # SGLang stops before it allocates the table: weights larger than the free memory fail to load (KV101), and
+        # a pool of no tokens raises "Not enough memory" before ReqToTokenPool is built (KV701; sglang@0.5.5
+        # model_runner.py::ModelRunner.init_memory_pool, the pool configurator's MemoryPoolConfig in later
+        # releases). The table is not the cause there, and no row count would fit ("--max-running-requests well
+        # below 0")
         return
     gpu = ctx.placement.accelerator.name if ctx.placement and ctx.placement.accelerator else "GPU"
     room = plan.total_bytes - weights - kv
