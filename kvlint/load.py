@@ -823,8 +823,11 @@ _JSON_START = re.compile(r"[\ufeff]?[ \t\r\n]*\{")
 #: U+FFFF, which PyYAML refuses raw ("unacceptable character", ``Reader.NON_PRINTABLE``); the webhook writes the
 #: same ones escaped (:data:`kvlint.webhook.jsonload._YAML_RAW`).
 _YAML_RAW = re.compile("[\x7f-\x9f\u2028\u2029\ufffe\uffff]")
-#: A JSON string token (no raw line feed: JSON refuses one, and a broken string stops at the end of its line).
-_JSON_STRING = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
+#: A JSON string token (no raw line feed: JSON refuses one). A string left open runs to the end of its line and
+#: is taken whole (the closing quote optional), so no quote inside it starts another try: requiring the closing
+#: quote made each ``\\"`` after an open quote rescan the rest of the line (quadratic: a 40 KB line of them took
+#: 20 s).
+_JSON_STRING = re.compile(r'"[^"\\\n]*(?:\\[^\n][^"\\\n]*)*"?')
 
 
 def _json_raw_escaped(text: str, path: str) -> tuple[str, Finding | None]:
