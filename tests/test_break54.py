@@ -8,7 +8,8 @@ from pathlib import Path
 
 from test_hostile_shapes import LIMIT_S
 
-from kvlint.load import load_paths
+from kvlint.load import load_paths, load_text
+from kvlint.pipeline import Options, run_documents
 
 
 def test_a_json_line_of_escaped_quotes_after_an_open_quote_is_read_in_linear_time(tmp_path: Path) -> None:
@@ -27,3 +28,46 @@ def test_a_json_line_of_escaped_quotes_after_an_open_quote_is_read_in_linear_tim
     res = load_paths([str(f)])
     assert time.process_time() - t < LIMIT_S
     assert all("U+007F" not in x.message for x in res.findings), res.findings
+
+
+_ENGINE_AND_EXPORTER = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: svc}
+spec:
+  template:
+    spec:
+      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.8.5
+        args: ["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--max-model-len", "4096"]
+        resources: {limits: {nvidia.com/gpu: 1}}
+      - name: exporter
+        image: ghcr.io/acme/vllm-metrics-exporter:1.2
+        env:
+        - {name: MODEL_ID, value: meta-llama/Llama-3.1-70B-Instruct}
+        - {name: MAX_MODEL_LEN, value: "131072"}
+%s"""
+
+
+def test_a_sidecar_of_an_engine_named_image_given_model_id_is_not_read_as_an_engine() -> None:
+    """sizing54 read an engine command from the env of a container of an unknown vLLM-named image
+    (``vllm-metrics-exporter``) when ``MODEL_ID`` names a model; on an exporter sidecar that requests no GPU this
+    made KV405 "vllm container 'exporter' requests no GPU resource" and a KV208 on its tag, findings about an
+    engine that is not there. The env is read only in a container that requests a GPU; the same container with
+    one is still read from its env."""
+
+    def rules(extra: str) -> dict[str, list[str]]:
+        res = run_documents(load_text(_ENGINE_AND_EXPORTER % extra, "d.yaml"), Options(allow_hub=False))
+        got: dict[str, list[str]] = {}
+        for d in res.diagnostics:
+            if d.container == "exporter":
+                got.setdefault(d.rule, []).append(d.message)
+        return got
+
+    plain = rules("")
+    assert "KV405" not in plain and "KV208" not in plain, plain
+    assert all("read it from the container env" not in m for m in plain.get("KV503", [])), plain
+    with_gpu = rules("        resources: {limits: {nvidia.com/gpu: 1}}\n")
+    assert any("MODEL_ID" in m for m in with_gpu.get("KV503", [])), with_gpu
