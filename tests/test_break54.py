@@ -71,3 +71,40 @@ def test_a_sidecar_of_an_engine_named_image_given_model_id_is_not_read_as_an_eng
     assert all("read it from the container env" not in m for m in plain.get("KV503", [])), plain
     with_gpu = rules("        resources: {limits: {nvidia.com/gpu: 1}}\n")
     assert any("MODEL_ID" in m for m in with_gpu.get("KV503", [])), with_gpu
+
+
+_POD_WITH_RESOURCE = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.8.5
+    args: ["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--max-model-len", "4096"]
+    resources:
+      limits:
+        "%s": 1
+"""
+
+
+def _kv409(resource: str) -> list[tuple[int, int, str]]:
+    res = run_documents(load_text(_POD_WITH_RESOURCE % resource, "p.yaml"), Options(allow_hub=False))
+    return [(d.loc.line, d.loc.column, d.message) for d in res.diagnostics if d.rule == "KV409"]
+
+
+def test_a_gpu_resource_name_with_an_invisible_or_look_alike_character_is_refused_and_the_character_named() -> (
+    None
+):
+    """A MIG slice resource was taken by its prefix alone: ``nvidia.com/mig-1g.10gb`` followed by a no-break space
+    got no KV409 though the API server refuses the name (not a qualified name; apimachinery ``IsQualifiedName``).
+    And KV409 quoted ``'nvidia.com/gpu<U+200B>'`` or a Cyrillic ``і`` as they are, a name that reads as valid; it
+    now names the character and where it is."""
+    ((line, _, msg),) = _kv409("nvidia.com/mig-1g.10gb\u00a0")
+    assert line == 11 and "U+00A0 NO-BREAK SPACE" in msg and "character 23" in msg, msg
+    assert "did you mean nvidia.com/mig-1g.10gb?" in msg
+    ((_, _, msg),) = _kv409("nvid\u0456a.com/gpu")
+    assert "character 5 is U+0456 CYRILLIC" in msg and "did you mean nvidia.com/gpu?" in msg, msg
+    ((_, _, msg),) = _kv409("nvidia.com/gpu\u200b")
+    assert "U+200B ZERO WIDTH SPACE" in msg, msg
+    assert _kv409("nvidia.com/mig-1g.10gb") == [] and _kv409("nvidia.com/gpu") == []
