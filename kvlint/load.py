@@ -1458,21 +1458,21 @@ def _error_finding(e: Exception, text: str, path: str, line_offset: int) -> Find
 
 def _closing_quote_before(text: str, line: int, column: int) -> tuple[str, int] | None:
     """``(quote, 1-based column)`` when the YAML error at 0-based ``line``/``column`` of ``text`` sits on a plain
-    word that follows, on the same line, the quote closing a quoted scalar (spaces between allowed): a quote
-    meant inside the string ended it there (surajssd/llm-k8s's LWS: a double-quoted ``sh -c`` script holding
-    ``--kv-transfer-config '{"kv_connector":...}'``; PyYAML "expected <block end>, but found '<scalar>'", libyaml
-    "did not find expected key"). None otherwise, and when the mark is on a quote, a colon, a comment or the
-    end of the line (other errors)."""
+    word right after (no space between) the quote closing a quoted scalar: a quote meant inside the string ended
+    it there (surajssd/llm-k8s's LWS: a double-quoted ``sh -c`` script holding ``--kv-transfer-config
+    '{"kv_connector":...}'``; PyYAML "expected <block end>, but found '<scalar>'", libyaml "did not find expected
+    key"): the inner quote is followed by what it quotes. None otherwise: a word after a space is another item
+    (``["--model", "m" --max-model-len]`` lacks a comma, ``k: "v" note`` a ``#``), and when the mark is on a
+    quote, a colon, a comment or the end of the line (other errors)."""
     lines = text.split("\n", line + 1)
     if len(lines) <= line:
         return None
     here = lines[line]
     if column >= len(here) or here[column] in "\"'#:,[]{} \t":
         return None
-    before = here[:column].rstrip(" ")
-    if not before or before[-1] not in "\"'":
+    if column < 1 or here[column - 1] not in "\"'":
         return None
-    return before[-1], len(before)
+    return here[column - 1], column
 
 
 #: A Mustache/Handlebars placeholder, ``{{NAME}}`` or ``{{{NAME}}}`` (a name, no Go template action: those

@@ -108,3 +108,27 @@ def test_a_gpu_resource_name_with_an_invisible_or_look_alike_character_is_refuse
     ((_, _, msg),) = _kv409("nvidia.com/gpu\u200b")
     assert "U+200B ZERO WIDTH SPACE" in msg, msg
     assert _kv409("nvidia.com/mig-1g.10gb") == [] and _kv409("nvidia.com/gpu") == []
+
+
+def test_the_early_closing_quote_hint_is_not_given_for_a_word_after_a_space(tmp_path: Path) -> None:
+    """fresh54's KV001 hint ("a quote meant inside it closes the string early") fired on any plain word after a
+    closing quote, spaces between allowed: a flow list missing a comma (``["--model", "m" --max-model-len]``) and
+    a note without ``#`` after a quoted value were told to escape quotes. A quote meant inside a string is followed
+    by what it quotes, so the hint now needs the word right after the quote; that case keeps it."""
+    from kvlint.pipeline import run_check
+
+    head = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: vllm\n    image: x\n"
+    )
+    cases = {
+        "comma.yaml": '    args: ["--model", "Qwen/Qwen2.5-1.5B-Instruct" --max-model-len, "4096"]\n',
+        "note.yaml": '    workingDir: "/srv" the work dir\n',
+        "json.yaml": '    args: ["--model", "m", "--kv-transfer-config", "{"kv_connector":"x"}"]\n',
+    }
+    hinted = {}
+    for name, line in cases.items():
+        f = tmp_path / name
+        f.write_text(head + line)
+        (kv001,) = [d for d in run_check([str(f)], Options(allow_hub=False)).diagnostics if d.rule == "KV001"]
+        hinted[name] = "closes the string early" in kv001.message
+    assert hinted == {"comma.yaml": False, "note.yaml": False, "json.yaml": True}
