@@ -132,3 +132,50 @@ def test_the_early_closing_quote_hint_is_not_given_for_a_word_after_a_space(tmp_
         (kv001,) = [d for d in run_check([str(f)], Options(allow_hub=False)).diagnostics if d.rule == "KV001"]
         hinted[name] = "closes the string early" in kv001.message
     assert hinted == {"comma.yaml": False, "note.yaml": False, "json.yaml": True}
+
+
+def test_a_capacity_remedy_on_a_mig_slice_named_by_gfd_offers_no_tensor_parallelism() -> None:
+    """A vLLM pod on ``nvidia.com/gpu`` whose node is labelled as a MIG slice by GPU feature discovery
+    (``nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB-MIG-1g.5gb``, mig.strategy=single) had KV102's fix "--tensor-parallel-size
+    4 (and 4 GPUs per pod ...) fits": CUDA enumerates one MIG device per process, and KV403 refuses that very
+    layout on slices. Only a MIG resource under ``--gpu-memory`` was exempt; now every MIG placement is."""
+    doc = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d}
+spec:
+  template:
+    spec:
+      nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB-MIG-1g.5gb}
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.8.5
+        args: ["--model", "Qwen/Qwen2.5-1.5B-Instruct"]
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+    res = run_documents(load_text(doc, "d.yaml"), Options(allow_hub=False))
+    capacity = [d for d in res.diagnostics if d.rule in ("KV101", "KV102", "KV103", "KV104")]
+    assert capacity, [d.rule for d in res.diagnostics]
+    assert all("--tensor-parallel-size" not in (d.fix or "") for d in capacity), [d.fix for d in capacity]
+
+
+def test_a_bad_gfd_memory_label_beside_a_mig_product_is_said_once() -> None:
+    """``nvidia.com/gpu.memory: "99999999999999999999999"`` beside a GFD MIG product label: the note that the value
+    is no GPU's memory was written twice in the placement (once by the product label's reading, once by the MIG
+    slice's)."""
+    doc = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB-MIG-3g.40gb, nvidia.com/gpu.memory: "99999999999999999999999"}
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.8.5
+    args: ["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--max-model-len", "4096"]
+    resources: {limits: {nvidia.com/gpu: 1}}
+"""
+    res = run_documents(load_text(doc, "p.yaml"), Options(allow_hub=False))
+    (cr,) = res.containers
+    how = cr.placement.how  # type: ignore[union-attr]
+    assert how.count("is not a GPU's memory") == 1, how
