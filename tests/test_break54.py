@@ -179,3 +179,32 @@ spec:
     (cr,) = res.containers
     how = cr.placement.how  # type: ignore[union-attr]
     assert how.count("is not a GPU's memory") == 1, how
+
+
+def test_kv502_names_the_annotations_model_when_it_replaced_one_kvlint_reads() -> None:
+    """``kvlint.io/model: org/typo`` on a pod whose ``--model Qwen/Qwen2.5-1.5B-Instruct`` kvlint reads: webhook54's
+    KV005 warns that the annotation replaced it, but KV502 said "no config.json for model
+    'Qwen/Qwen2.5-1.5B-Instruct'" at the ``--model`` argument, a model kvlint holds. It now names the annotation's
+    model, at the annotation."""
+    doc = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: d
+  annotations:
+    kvlint.io/model: acme/no-such-model
+spec:
+  template:
+    spec:
+      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.8.5
+        args: ["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--max-model-len", "4096"]
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+    res = run_documents(load_text(doc, "d.yaml"), Options(allow_hub=False))
+    (kv502,) = [d for d in res.diagnostics if d.rule == "KV502"]
+    assert "'acme/no-such-model' (the kvlint.io/model annotation)" in kv502.message, kv502.message
+    assert "Qwen/Qwen2.5-1.5B-Instruct" not in kv502.message
+    assert kv502.loc is not None and kv502.loc.line == 6
