@@ -332,11 +332,14 @@ def load_text(data: str | bytes, path: str, *, line_offset: int = 0) -> LoadResu
             # only text decoded from JSON escapes holds these (an admission object's "\ud800"): the API
             # server's Go decoder stores U+FFFD for each, so that is what is read (libyaml takes UTF-8)
             text = _SURROGATE.sub("\ufffd", text)
+    escaped: dict[int, list[int]] = {}
     if _JSON_START.match(text) and _YAML_RAW.search(text):
+        raw = text
         text, problem = _json_raw_escaped(text, path)
         if problem is not None:
             result.findings.append(problem)
             return result
+        escaped = _escaped_columns(raw)
     text = _normalise_breaks(text)
     result.read_paths.add(path)
     if "# Source: " in text or holds_suppression_marker(text):
@@ -362,6 +365,8 @@ def load_text(data: str | bytes, path: str, *, line_offset: int = 0) -> LoadResu
             # kvlint refuses at (nesting depth, alias expansion) is no proof the file is not a manifest kubectl
             # applies (a YAML Deployment named .json, with // lines in a block scalar, hid itself behind one)
             del result.findings[before:]
+        if escaped:
+            _unshift_columns(result.findings, before, escaped, line_offset)
     if (
         path != "-"
         and not isinstance(data, str)
@@ -836,7 +841,8 @@ def _json_raw_escaped(text: str, path: str) -> tuple[str, Finding | None]:
     value kubectl's JSON decoder reads. A ConfigMap whose value held a DEL was refused ("YAML syntax error:
     unacceptable character #x007f") though kubectl applies it, and a U+2028 in a key was "did not find expected ','
     or '}'" a line below the character (YAML counts it as a line break). A column after such a character on its
-    line moves by 5 per escape. One outside a string is no JSON: kubectl's decoder refuses it ("invalid
+    line moves by 5 per escape: the loader's own findings (a syntax error) are moved back
+    (:func:`_unshift_columns`); the positions of the values on that line after it are not. One outside a string is no JSON: kubectl's decoder refuses it ("invalid
     character"), so the second item is the KV001 naming it escaped (``U+2028 LINE SEPARATOR``) at its line and
     column (lines counted at LF, as kvlint counts them), and the first is ``text`` unchanged."""
     import unicodedata
@@ -869,6 +875,48 @@ def _json_raw_escaped(text: str, path: str) -> tuple[str, Finding | None]:
         Loc(path, line, col),
         fix=f"delete the character, or write it inside a string as \\u{ord(ch):04x}",
     )
+
+
+def _escaped_columns(raw: str) -> dict[int, list[int]]:
+    """The 1-based columns, by 1-based line (counted at LF), of the characters :func:`_json_raw_escaped` wrote as
+    ``\\uXXXX`` escapes in ``raw`` (each one in a string: the escaping refused any other). Linear in ``raw``."""
+    out: dict[int, list[int]] = {}
+    line, line_start, pos = 1, 0, 0
+    for m in _YAML_RAW.finditer(raw):
+        at = m.start()
+        nl = raw.count("\n", pos, at)
+        if nl:
+            line += nl
+            line_start = raw.rfind("\n", pos, at) + 1
+        pos = at
+        out.setdefault(line, []).append(at - line_start + 1)
+    return out
+
+
+def _unshift_columns(
+    findings: list[Finding], start: int, escaped: dict[int, list[int]], line_offset: int
+) -> None:
+    """Move the columns of ``findings[start:]`` (the loader's, on the escaped text) back to the file's: each
+    escape before a column on its line (:func:`_escaped_columns`) added 5 characters; a column inside an escape
+    is its character's. A syntax error after a DEL was reported 5 columns right of where it is."""
+    for i in range(start, len(findings)):
+        f = findings[i]
+        loc = f.loc
+        cols = escaped.get(loc.line - line_offset) if loc is not None else None
+        if not cols or loc is None:
+            continue
+        col = loc.column
+        for k, orig in enumerate(cols):
+            at = orig + 5 * k  # where the k-th escape starts in the escaped text
+            if col < at:
+                col -= 5 * k
+                break
+            if col < at + 6:
+                col = orig
+                break
+        else:
+            col -= 5 * len(cols)
+        findings[i] = dataclasses.replace(f, loc=loc._replace(column=col))
 
 
 def _escape_yaml_raw(m: re.Match[str]) -> str:

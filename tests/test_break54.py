@@ -208,3 +208,24 @@ spec:
     assert "'acme/no-such-model' (the kvlint.io/model annotation)" in kv502.message, kv502.message
     assert "Qwen/Qwen2.5-1.5B-Instruct" not in kv502.message
     assert kv502.loc is not None and kv502.loc.line == 6
+
+
+def test_a_json_syntax_error_after_an_escaped_del_is_at_its_own_column(tmp_path: Path) -> None:
+    """ux54 writes a DEL, C1 control or U+2028 inside a JSON string as its 6-character ``\\u`` escape before the
+    YAML reader sees it; a syntax error later on the same line was then reported 5 columns right per escape
+    (2:47 for an error at 2:32; 2:68 here for 2:43). The loader's findings are moved back to the file's columns."""
+    line1 = '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"},\n'
+    plain = tmp_path / "plain.json"
+    plain.write_text(line1 + ' "data": {"k": "abc", "j": "de", "b": "c" "d"}}\n', encoding="utf-8")
+    raw = tmp_path / "raw.json"
+    raw.write_text(
+        line1 + ' "data": {"k": "\x7f\u2028\x85", "j": "\x9b\x7f", "b": "c" "d"}}\n', encoding="utf-8"
+    )
+    (want,) = load_paths([str(plain)]).findings
+    (got,) = load_paths([str(raw)]).findings
+    assert want.rule == got.rule == "KV001"
+    where = (
+        2,
+        (' "data": {"k": "abc", "j": "de", "b": "c" "d"}}').index('"d"') + 1,
+    )  # the token the parser stops at
+    assert (got.loc.line, got.loc.column) == (want.loc.line, want.loc.column) == where
