@@ -916,7 +916,13 @@ def _unshift_columns(
                 break
         else:
             col -= 5 * len(cols)
-        findings[i] = dataclasses.replace(f, loc=loc._replace(column=col))
+        message = f.message
+        for q in "\"'":
+            # the early-closing-quote hint (:func:`_closing_quote_before`) names the quote just left of the error
+            said = f"right after the {q} at column {loc.column - 1}:"
+            if said in message:
+                message = message.replace(said, f"right after the {q} at column {col - 1}:", 1)
+        findings[i] = dataclasses.replace(f, loc=loc._replace(column=col), message=message)
 
 
 def _escape_yaml_raw(m: re.Match[str]) -> str:

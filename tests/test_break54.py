@@ -229,3 +229,17 @@ def test_a_json_syntax_error_after_an_escaped_del_is_at_its_own_column(tmp_path:
         (' "data": {"k": "abc", "j": "de", "b": "c" "d"}}').index('"d"') + 1,
     )  # the token the parser stops at
     assert (got.loc.line, got.loc.column) == (want.loc.line, want.loc.column) == where
+
+
+def test_the_early_quote_hint_in_a_json_manifest_with_a_del_names_the_quotes_own_column(
+    tmp_path: Path,
+) -> None:
+    """The early-closing-quote hint's "right after the \\" at column N" was counted on the escaped text too (N 15
+    too large after three escaped characters); it names the quote just left of the error, in the file's columns."""
+    line = '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}, "data": {"k": "\x7f\x85\u2028"x"}}\n'
+    f = tmp_path / "q.json"
+    f.write_text(line, encoding="utf-8")
+    (kv001,) = load_paths([str(f)]).findings
+    quote = line.index('"x"') + 1  # 1-based column of the quote that closed the string early
+    assert (kv001.loc.line, kv001.loc.column) == (1, quote + 1), kv001
+    assert f'right after the " at column {quote}:' in kv001.message, kv001.message
