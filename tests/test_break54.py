@@ -243,3 +243,24 @@ def test_the_early_quote_hint_in_a_json_manifest_with_a_del_names_the_quotes_own
     quote = line.index('"x"') + 1  # 1-based column of the quote that closed the string early
     assert (kv001.loc.line, kv001.loc.column) == (1, quote + 1), kv001
     assert f'right after the " at column {quote}:' in kv001.message, kv001.message
+
+
+def test_escaping_a_json_manifest_keeps_only_the_strings_it_rewrites() -> None:
+    """The DEL/U+2028 escaping pass cut the text into two pieces per JSON string, rewritten or not: a file of a
+    DEL and then a megabyte of ``""`` held a million small strings at once (about 50 times the file; an 8 MB one
+    took 390 MB). Only the strings holding such a character are cut out now: the peak stays a few times the text."""
+    import tracemalloc
+
+    from kvlint.load import _json_raw_escaped
+
+    text = (
+        '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c\x7f"}}\n' + '""' * 500_000 + "\n"
+    )
+    tracemalloc.start()
+    try:
+        out, problem = _json_raw_escaped(text, "f.json")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert problem is None and "c\\u007f" in out and out.endswith('""\n')
+    assert peak < 6 * len(text), (peak, len(text))
