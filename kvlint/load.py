@@ -332,11 +332,14 @@ def load_text(data: str | bytes, path: str, *, line_offset: int = 0) -> LoadResu
             # only text decoded from JSON escapes holds these (an admission object's "\ud800"): the API
             # server's Go decoder stores U+FFFD for each, so that is what is read (libyaml takes UTF-8)
             text = _SURROGATE.sub("\ufffd", text)
+    escaped: dict[int, list[int]] = {}
     if _JSON_START.match(text) and _YAML_RAW.search(text):
+        raw = text
         text, problem = _json_raw_escaped(text, path)
         if problem is not None:
             result.findings.append(problem)
             return result
+        escaped = _escaped_columns(raw)
     text = _normalise_breaks(text)
     result.read_paths.add(path)
     if "# Source: " in text or holds_suppression_marker(text):
@@ -362,6 +365,8 @@ def load_text(data: str | bytes, path: str, *, line_offset: int = 0) -> LoadResu
             # kvlint refuses at (nesting depth, alias expansion) is no proof the file is not a manifest kubectl
             # applies (a YAML Deployment named .json, with // lines in a block scalar, hid itself behind one)
             del result.findings[before:]
+        if escaped:
+            _unshift_columns(result.findings, before, escaped, line_offset)
     if (
         path != "-"
         and not isinstance(data, str)
@@ -838,36 +843,45 @@ def _json_raw_escaped(text: str, path: str) -> tuple[str, Finding | None]:
     value kubectl's JSON decoder reads. A ConfigMap whose value held a DEL was refused ("YAML syntax error:
     unacceptable character #x007f") though kubectl applies it, and a U+2028 in a key was "did not find expected ','
     or '}'" a line below the character (YAML counts it as a line break). A column after such a character on its
-    line moves by 5 per escape. One outside a string is no JSON: kubectl's decoder refuses it ("invalid
+    line moves by 5 per escape: the loader's own findings (a syntax error) are moved back
+    (:func:`_unshift_columns`); the positions of the values on that line after it are not. One outside a string is no JSON: kubectl's decoder refuses it ("invalid
     character"), so the second item is the KV001 naming it escaped (``U+2028 LINE SEPARATOR``) at its line and
     column (lines counted at LF, as kvlint counts them), and the first is ``text`` unchanged. So is one right after
     a string's escaping backslash: JSON escapes only ``"\\/bfnrtu`` (Go's decoder: "invalid character ... in string
     escape code"), and written as ``\\uXXXX`` behind that backslash it would read as the six characters of the
     escape."""
     pieces: list[str] = []
-    pos = 0
+    pos = last = 0
+    search = _YAML_RAW.search
     for m in _JSON_STRING.finditer(text):
         # (the pattern's last quote is never an escaped one: its ``\\.`` takes each backslash with what follows)
-        token = m.group()
-        closed = len(token) > 1 and token.endswith('"')
+        start = m.start()
+        closed = m.end() - start > 1 and text[m.end() - 1] == '"'
         # a string left open (no closing quote on its line) is not one: what it holds is read as outside a string
-        outside = _YAML_RAW.search(text, pos, m.start() if closed else m.end())
+        outside = search(text, last, start if closed else m.end())
         if outside is not None:
             return text, _json_raw_finding(
                 text, path, outside.start(), "outside a string", "invalid character"
             )
-        if closed and _YAML_RAW.search(token):
-            # the pattern pairs each backslash with what follows it, left to right, as JSON does
-            for e in _JSON_ESCAPE.finditer(token):
-                if _YAML_RAW.match(e.group(1)):
-                    at = m.start() + e.start(1)
-                    return text, _json_raw_finding(text, path, at, "after a backslash", "invalid escape")
-        pieces.append(text[pos : m.start()])
-        pieces.append(_YAML_RAW.sub(_escape_yaml_raw, token) if closed else token)
-        pos = m.end()
-    outside = _YAML_RAW.search(text, pos)
+        last = m.end()
+        if not closed or search(text, start, last) is None:
+            # only the strings holding such a character are cut out and rewritten: 8 MB of "" made 8 million
+            # pieces (390 MB) when every string was
+            continue
+        token = m.group()
+        # the pattern pairs each backslash with what follows it, left to right, as JSON does
+        for e in _JSON_ESCAPE.finditer(token):
+            if _YAML_RAW.match(e.group(1)):
+                at = start + e.start(1)
+                return text, _json_raw_finding(text, path, at, "after a backslash", "invalid escape")
+        pieces.append(text[pos:start])
+        pieces.append(_YAML_RAW.sub(_escape_yaml_raw, token))
+        pos = last
+    outside = search(text, last)
     if outside is not None:
         return text, _json_raw_finding(text, path, outside.start(), "outside a string", "invalid character")
+    if not pieces:
+        return text, None
     pieces.append(text[pos:])
     return "".join(pieces), None
 
@@ -900,6 +914,54 @@ def _json_raw_finding(text: str, path: str, at: int, where: str, why: str) -> Fi
         Loc(path, line, col),
         fix=fix,
     )
+
+
+def _escaped_columns(raw: str) -> dict[int, list[int]]:
+    """The 1-based columns, by 1-based line (counted at LF), of the characters :func:`_json_raw_escaped` wrote as
+    ``\\uXXXX`` escapes in ``raw`` (each one in a string: the escaping refused any other). Linear in ``raw``."""
+    out: dict[int, list[int]] = {}
+    line, line_start, pos = 1, 0, 0
+    for m in _YAML_RAW.finditer(raw):
+        at = m.start()
+        nl = raw.count("\n", pos, at)
+        if nl:
+            line += nl
+            line_start = raw.rfind("\n", pos, at) + 1
+        pos = at
+        out.setdefault(line, []).append(at - line_start + 1)
+    return out
+
+
+def _unshift_columns(
+    findings: list[Finding], start: int, escaped: dict[int, list[int]], line_offset: int
+) -> None:
+    """Move the columns of ``findings[start:]`` (the loader's, on the escaped text) back to the file's: each
+    escape before a column on its line (:func:`_escaped_columns`) added 5 characters; a column inside an escape
+    is its character's. A syntax error after a DEL was reported 5 columns right of where it is."""
+    for i in range(start, len(findings)):
+        f = findings[i]
+        loc = f.loc
+        cols = escaped.get(loc.line - line_offset) if loc is not None else None
+        if not cols or loc is None:
+            continue
+        col = loc.column
+        for k, orig in enumerate(cols):
+            at = orig + 5 * k  # where the k-th escape starts in the escaped text
+            if col < at:
+                col -= 5 * k
+                break
+            if col < at + 6:
+                col = orig
+                break
+        else:
+            col -= 5 * len(cols)
+        message = f.message
+        for q in "\"'":
+            # the early-closing-quote hint (:func:`_closing_quote_before`) names the quote just left of the error
+            said = f"right after the {q} at column {loc.column - 1}:"
+            if said in message:
+                message = message.replace(said, f"right after the {q} at column {col - 1}:", 1)
+        findings[i] = dataclasses.replace(f, loc=loc._replace(column=col), message=message)
 
 
 def _escape_yaml_raw(m: re.Match[str]) -> str:
@@ -1492,28 +1554,30 @@ def _error_finding(e: Exception, text: str, path: str, line_offset: int) -> Find
 
 def _closing_quote_before(text: str, line: int, column: int) -> tuple[str, int] | None:
     """``(quote, 1-based column)`` when the YAML error at 0-based ``line``/``column`` of ``text`` sits on a plain
-    word that follows, on the same line, the quote closing a quoted scalar (spaces between allowed): a quote
-    meant inside the string ended it there (surajssd/llm-k8s's LWS: a double-quoted ``sh -c`` script holding
-    ``--kv-transfer-config '{"kv_connector":...}'``; PyYAML "expected <block end>, but found '<scalar>'", libyaml
-    "did not find expected key"). None otherwise, and when the mark is on a quote, a colon, a comment or the
-    end of the line (other errors), and when no quote of that kind follows the mark on its line (the string then
-    ended where it was meant to and something else is wrong: a missing colon). The caller does not ask for an error raised inside a quoted scalar (its
-    context "while scanning/parsing a quoted scalar": ``"\\d+"``, an unknown escape right after the quote that
-    opened the string)."""
+    word right after (no space between) the quote closing a quoted scalar: a quote meant inside the string ended
+    it there (surajssd/llm-k8s's LWS: a double-quoted ``sh -c`` script holding ``--kv-transfer-config
+    '{"kv_connector":...}'``; PyYAML "expected <block end>, but found '<scalar>'", libyaml "did not find expected
+    key"): the inner quote is followed by what it quotes, and another quote of that kind follows on the line (the
+    rest of the string left outside it). None otherwise: a word after a space is another item
+    (``["--model", "m" --max-model-len]`` lacks a comma, ``k: "v" note`` a ``#``), no quote of its kind after the
+    mark means the string ended where it was meant to (``"HF_TOKEN"abc``: something else is wrong), and when the
+    mark is on a quote, a colon, a comment or the end of the line (other errors). The caller does not ask for an
+    error raised inside a quoted scalar (its context "while scanning/parsing a quoted scalar": ``"\\d+"``, an
+    unknown escape right after the quote that opened the string)."""
     lines = text.split("\n", line + 1)
     if len(lines) <= line:
         return None
     here = lines[line]
     if column >= len(here) or here[column] in "\"'#:,[]{} \t":
         return None
-    before = here[:column].rstrip(" ")
-    if not before or before[-1] not in "\"'":
+    if column < 1 or here[column - 1] not in "\"'":
         return None
-    if before[-1] not in here[column:]:
+    quote = here[column - 1]
+    if quote not in here[column:]:
         # no quote of its kind follows on the line, so no part of the string was left outside it: the mistake is
-        # elsewhere (`"HF_TOKEN" abc`, a colon missing; `name: "x" value: y`, a line break)
+        # elsewhere (a colon missing; a line break)
         return None
-    return before[-1], len(before)
+    return quote, column
 
 
 #: A Mustache/Handlebars placeholder, ``{{NAME}}`` or ``{{{NAME}}}`` (a name, no Go template action: those

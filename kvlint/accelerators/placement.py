@@ -379,7 +379,7 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         c.shared = shared
         boards = cat.gfd_product_candidates(v) if acc is not None and not profile else []
         mib, bad = _gfd_memory(labels)
-        if bad:
+        if bad and not profile:  # (a MIG slice's note says it: _mig_memory)
             c.notes.append(bad)
         if len(boards) > 1:  # one NVML name, several boards: the memory label settles it
             fits = [a for a in boards if mib and cat.memory_matches(a, mib)]

@@ -3494,9 +3494,9 @@ def parse_container(
         and from_env
         and engine in _ENV_OPTIONS
         and (not items or reason.startswith(_RUNS_SCRIPT))
-        # (a container that requests no GPU, a client or UI whose image is named after the engine, names in its env
-        # the model it queries: no evidence that its entrypoint starts an engine)
-        and _requests_gpu(container)
+        # (a container that requests no GPU, a client, UI or exporter whose image is named after the engine, names in
+        # its env the model it queries: no evidence that its entrypoint starts an engine)
+        and _asks_for_gpu(container)
     ):
         # a custom image's entrypoint (or a script of the image) starting the engine from the env it is given
         launch = env_launch(engine, env, env_locs)
@@ -3630,6 +3630,15 @@ def env_launch(
         argv += [_Item("--" + dest.replace("_", "-"), loc, "env"), _Item(value.strip(), loc, "env")]
         names.append(name)
     return argv, names
+
+
+def _asks_for_gpu(container: Mapping) -> bool:
+    """Whether ``container`` asks for a GPU: a GPU resource with a count other than 0 (:func:`_requests_gpu`) or a
+    DRA claim (``resources.claims``). :func:`env_launch` assumes an engine only in such a container: a sidecar of an
+    engine-named image (``vllm-metrics-exporter``) given ``MODEL_ID`` for its own use requests none, and reading it
+    as an engine made KV405 "requests no GPU resource" of an exporter."""
+    res = container.get("resources")
+    return _requests_gpu(container) or (isinstance(res, Mapping) and bool(res.get("claims")))
 
 
 def _gpu_count(container: Mapping) -> int | None:

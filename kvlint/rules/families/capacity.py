@@ -31,7 +31,7 @@ from kvlint.models.weights import linear_bytes_per_param
 from kvlint.numbers import fraction, times
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.families.hardware import fp8_support
-from kvlint.rules.families.parallelism import kv_heads_tp_ok, pod_known, shm_note
+from kvlint.rules.families.parallelism import _on_mig, kv_heads_tp_ok, pod_known, shm_note
 from kvlint.rules.families.tgi import more_shards, tgi_starts, tgi_starts_in_band
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import (
@@ -244,10 +244,23 @@ def _one_pod(ctx: RuleContext) -> bool:
     return not lay.ray and lay.nnodes <= 1 and not (w.group_size and w.group_size > 1)
 
 
+def _on_mig_slices(ctx: RuleContext) -> bool:
+    """Whether the pod runs on MIG slices (:func:`kvlint.rules.families.parallelism._on_mig`: a ``nvidia.com/mig-``
+    resource, or ``nvidia.com/gpu`` on nodes whose GFD product or GKE partition label names a slice, or ``--gpu-memory``
+    on a MIG resource). CUDA enumerates one MIG device per process, so no remedy may offer more tensor-parallel
+    GPUs there (KV403 would refuse it: ``_mig_slices``)."""
+    p = ctx.placement
+    return p is not None and (
+        _on_mig(p) or bool(p.memory_bytes_override and "mig" in (p.resource or p.how or "").lower())
+    )
+
+
 def _more_gpus(ctx: RuleContext) -> str:
     """The "more GPUs" part of a capacity fallback: ``--tensor-parallel-size``, or -- when the pod already runs
     :data:`NODE_GPUS` / 2 or more GPUs' worth of TP x PP x local DP, so a larger TP would not fit one node -- more
-    nodes (pipeline parallelism across pods)."""
+    nodes (pipeline parallelism across pods); on MIG slices (:func:`_on_mig_slices`), whole GPUs first."""
+    if _on_mig_slices(ctx):
+        return "whole GPUs (nvidia.com/gpu on nodes without MIG: a process sees one MIG slice, so slices add none)"
     plan = ctx.plan
     if plan is not None and _one_pod(ctx):
         gpus = plan.tensor_parallel_size * plan.pipeline_parallel_size * ctx.layout.dp_local
@@ -264,11 +277,11 @@ def _tp_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     LeaderWorkerSet or Ray group, no ``--nnodes``) a TP whose pod would need more than :data:`NODE_GPUS` GPUs
     (TP x PP x local DP) is not offered: no common node has them (KubeAI's Llama-3.1-70B at PP 4 on L4s was told
     TP 4, 16 GPUs per pod)."""
-    m, plan, p = ctx.model, ctx.plan, ctx.placement
+    m, plan = ctx.model, ctx.plan
     if m is None or plan is None:
         return ""
-    if p is not None and (p.memory_bytes_override and "mig" in (p.resource or p.how or "").lower()):
-        return ""  # MIG slices have no peer-to-peer path between them: vLLM cannot shard across them
+    if _on_mig_slices(ctx):  # CUDA enumerates one MIG slice per process; no peer-to-peer path between them
+        return ""
     cur, band = plan.tensor_parallel_size, _band(ctx)
     lay = ctx.layout
     one_pod, per_pod = _one_pod(ctx), plan.pipeline_parallel_size * lay.dp_local
@@ -1035,6 +1048,8 @@ def _tgi_quant_remedy(ctx: RuleContext) -> str:
 
 
 def _tgi_shard_remedy(ctx: RuleContext, d: TgiPlanDetail) -> str:
+    if _on_mig_slices(ctx):
+        return ""
     found = more_shards(ctx, d, tgi_starts)
     if found is None:
         return ""
@@ -1296,7 +1311,7 @@ def _sglang_quant_remedy(ctx: RuleContext) -> str:
 
 def _sglang_tp_remedy(ctx: RuleContext, d: SglangPlanDetail) -> str:
     m = ctx.model
-    if m is None:
+    if m is None or _on_mig_slices(ctx):
         return ""
     sizes = [n for n in (2, 4, 8) if n > d.tp and not m.num_attention_heads % n]
 

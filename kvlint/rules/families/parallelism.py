@@ -2299,6 +2299,29 @@ def is_qualified_name(key: str) -> bool:
     return 0 < len(name) <= 63 and _QUALIFIED_NAME.fullmatch(name) is not None
 
 
+#: A character no qualified name holds (apimachinery ``qualifiedNameFmt``, ``dns1123SubdomainFmt``): a look-alike
+#: letter (Cyrillic ``і``), a zero-width or no-break space, which a report shows as nothing or as the letter it
+#: resembles.
+_ODD_CHAR = re.compile(r"[^A-Za-z0-9._/-]")
+#: Of those, the ones a report does not show as themselves: outside printable ASCII (spaces, controls, any
+#: non-ASCII letter or space); a visible ``:`` or ``*`` needs no naming.
+_UNSEEN_CHAR = re.compile(r"[^\x21-\x7e]")
+
+
+def odd_character(key: str) -> str:
+    """``" (its character N is U+XXXX NAME)"`` for the first character of ``key`` outside printable ASCII
+    (:data:`_UNSEEN_CHAR`, none of which a qualified name holds), N 1-based; ``""`` when there is none. A report
+    quoting ``'nvidіa.com/gpu'`` or ``'nvidia.com/gpu\u200b'`` shows a name that looks valid; this says what the
+    API server refuses."""
+    import unicodedata
+
+    m = _UNSEEN_CHAR.search(key)
+    if m is None:
+        return ""
+    ch = m.group()
+    return f" (its character {m.start() + 1} is U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed')})"
+
+
 def _meant_gpu_resource(low: str) -> str | None:
     """The accelerator resource whose vendor domain ``low`` (a lower-case resource key) contains, the vendor's GPU
     first (``amd.com/gpu`` for ``://amd.com``), or None."""
@@ -2322,7 +2345,9 @@ def invalid_gpu_resources(container: object) -> list[tuple[str, str, str | None]
         for key in block if isinstance(block, dict) else []:
             if not isinstance(key, str) or key in _STANDARD_RESOURCES or key.startswith("hugepages-"):
                 continue
-            if is_gpu_resource(key) or key in SHARING_RESOURCES:
+            if (is_gpu_resource(key) or key in SHARING_RESOURCES) and is_qualified_name(key):
+                # (a MIG slice is matched by its prefix alone: ``nvidia.com/mig-1g.10gb`` with a no-break space
+                # after it was taken as the slice, though the API server refuses the name)
                 continue
             if "{{" in key or unexpanded_reference(key) is not None:
                 # a placeholder to fill in (${GPU_RESOURCE:-nvidia.com/gpu}, nvidia.com/$(KIND), a Helm action
@@ -2334,7 +2359,9 @@ def invalid_gpu_resources(container: object) -> list[tuple[str, str, str | None]
             meant = _meant_gpu_resource(low)
             if not is_qualified_name(key) and (gpuish or close or meant):
                 # not a name the API server accepts at all (more than one '/', an empty or invalid domain)
-                out.append((key, section, close or meant or NVIDIA_GPU))
+                bare = _ODD_CHAR.sub("", key)
+                same = bare if bare != key and (is_gpu_resource(bare) or bare in SHARING_RESOURCES) else None
+                out.append((key, section, same or close or meant or NVIDIA_GPU))
                 continue
             if "/" not in key:
                 if gpuish or close:
@@ -2358,9 +2385,9 @@ def gpu_resource_name_invalid(ctx: RuleContext) -> Iterator[Diagnostic]:
         hint = f"; did you mean {guess}?" if guess else ""
         if not is_qualified_name(key):
             msg = (
-                f"resources.{section} '{key}' is not a valid resource name: the API server rejects the pod, a "
-                f"resource name must be a qualified name, a DNS subdomain, '/' and a name of letters, digits, '-', "
-                f"'_' or '.'{hint}"
+                f"resources.{section} '{key}' is not a valid resource name{odd_character(key)}: the API server "
+                f"rejects the pod, a resource name must be a qualified name, a DNS subdomain, '/' and a name of "
+                f"letters, digits, '-', '_' or '.'{hint}"
             )
         elif "/" not in key:
             msg = (

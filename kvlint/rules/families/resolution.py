@@ -804,15 +804,25 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             # kvlint plan -- COMMAND: no manifest, so no model_paths entry or workload annotation to offer
             error = typed_model_remedies(error, name, "the model argument")
         reason, _, remedy = error.partition("; provide it with ")
-        if ctx.workload.annotations.get(MODEL_ANNOTATION) and cr.model_annotation_overruled is None:
+        loc, model_said = s.model.loc, f"'{name}'"
+        ann = ctx.workload.annotations.get(MODEL_ANNOTATION)
+        if ann and cr.model_annotation_overruled is None:
             # the annotation named this model: not "annotate the workload", which is done
             remedy = remedy.replace(
                 ANNOTATE_HINT,
                 f"correct the workload's {MODEL_ANNOTATION} annotation if it names another model",
             )
+            if cr.model_annotation_replaced is not None:
+                # the model looked for is the annotation's, not the command's (which kvlint reads: KV005 says
+                # so): "no config.json for model 'Qwen/Qwen2.5-1.5B-Instruct'" named one kvlint holds
+                from kvlint.statement import clip
+                from kvlint.suppress import annotation_loc
+
+                model_said = f"'{clip(str(ann), 200)}' (the {MODEL_ANNOTATION} annotation)"
+                loc = annotation_loc(ctx.workload, MODEL_ANNOTATION) or loc
         yield ctx.finding(
-            f"no config.json for model '{name}', so capacity rules were skipped: {reason or 'unknown reason'}",
-            s.model.loc,
+            f"no config.json for model {model_said}, so capacity rules were skipped: {reason or 'unknown reason'}",
+            loc,
             fix=("provide it with " + remedy)
             if remedy
             else _UNMODELLED_FIX
