@@ -1229,8 +1229,11 @@ PROXY_ONLY = (
 
 def _requests_gpu(container: Mapping) -> bool:
     """The container asks for a GPU in ``resources`` (``nvidia.com/gpu``, ``amd.com/gpu``, a MIG slice or an AMD
-    partition: :func:`kvlint.gpu_resources.is_gpu_resource`; any positive count or an unreadable one): a request
-    proxy or router loads no model and needs none, so such a container is not set aside as one by its image name or script name alone."""
+    partition: :func:`kvlint.gpu_resources.is_gpu_resource`; any positive count or an unreadable one), or names a
+    Dynamic Resource Allocation claim of its pod in ``resources.claims`` (its devices, which the placement counts
+    as the container's: :func:`kvlint.accelerators.placement.dra_claims`): a request proxy or router loads no model
+    and needs none, so such a container is not set aside as one by its image name or script name alone, and only
+    such a container's engine is read from its env (:func:`env_launch`)."""
     res = container.get("resources")
     if not isinstance(res, Mapping):
         return False
@@ -1243,7 +1246,8 @@ def _requests_gpu(container: Mapping) -> bool:
             if name.endswith("/gpu") or is_gpu_resource(name):
                 if str(value).strip() not in ("0", ""):
                     return True
-    return False
+    claims = res.get("claims")
+    return isinstance(claims, list) and any(isinstance(c, Mapping) and c.get("name") for c in claims)
 
 
 def _serves_no_model(texts: Sequence[str]) -> bool:

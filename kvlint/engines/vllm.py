@@ -59,10 +59,6 @@ from kvlint.source import LDict, Loc
 from kvlint.types import Finding, OptionFinding, ServingConfig, Value
 from kvlint.values import digits, lax_int
 
-#: A braced expansion a script keeps unresolved (``${X: -1}``, ``${A[@]: -2:1}``): a blank inside it is its syntax, not
-#: a blank of the word vLLM receives (a word with one, ``"$X --port 8000"``, is one positional argument)
-_BRACED_EXPANSION_RE = re.compile(r"\$\{[^{}]*\}")
-
 __all__ = ["parse_vllm_argv", "known_options", "option_versions", "INT_DESTS", "FLOAT_DESTS"]
 
 #: dests whose value is an ``int`` (argparse ``type=int``) in every release.

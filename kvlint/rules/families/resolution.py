@@ -729,6 +729,11 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
     if literal is not None:
         yield _literal_model(ctx, name, *literal)
         return
+    annotated = ctx.workload.annotations.get(MODEL_ANNOTATION)
+    if cr.model is None and own is None and annotated and cr.model_annotation_overruled is None:
+        # the annotation is the model kvlint looked up (pipeline.model_reference) and has no config for: the
+        # findings below speak of it, not of the command's model, which KV005 says kvlint may well read
+        name = str(annotated)
     if cr.model is None and _RUN_TIME.search(name) and not _template_placeholder(ctx, name):
         named = [why for var, why in s.env_unread if var is not None and _references(name, var)]
         if named:
