@@ -738,6 +738,23 @@ def check(
             {**e, "source": _shown_config(e["source"])} if e["source"] not in ("--fail-on", "default") else e
             for e in run.thresholds(fail_on)
         ]
+    if "text" in names and not exit_zero:
+        # the text report's last line says which fail_on below error fails the run (the JSON report's "fails")
+        from kvlint.report.text import fail_on_note
+
+        failing = result.failing if result.failing is not None else run.failing(fail_on)
+        thresholds = result.fail_on if result.fail_on is not None else run.thresholds(fail_on)
+        result.fail_on_note = fail_on_note(
+            failing,
+            [
+                {**e, "source": _shown_config(e["source"])}
+                if e["source"] not in ("--fail-on", "default")
+                else e
+                for e in thresholds
+            ]
+            if result.fail_on is None
+            else thresholds,
+        )
     if result.files == 0 and not quiet:
         from kvlint.wording import shell_word
 

@@ -2161,7 +2161,7 @@ def _add_doc(
     flat = _flatten(Document(path, counter[0], doc.value, loc), budget)
     if not mine:
         for d in flat:
-            missing = _no_api_version(d)
+            missing = _no_api_version(d) or _not_an_object(d)
             if missing is not None:
                 # refused by kubectl and the API server; what it says is unambiguous, so it is still checked (the
                 # one line to add does not change it), unlike a document whose content did not parse
@@ -2247,6 +2247,47 @@ def _no_api_version(doc: Document) -> Finding | None:
         "KV001",
         f"this {shown} has no apiVersion: kubectl and the API server refuse it (\"Object 'apiVersion' is missing\"), "
         "so nothing in it is applied; kvlint checks the rest of it as written",
+        doc.loc,
+        fix=fix,
+    )
+
+
+#: Files kvlint may be pointed at that a tool other than kubectl reads (Helm, kustomize, kvlint itself): a document
+#: in them that is not a mapping is not a manifest kubectl refuses.
+_TOOL_FILES = frozenset({*KUSTOMIZATION_FILES, "Chart.yaml", "Chart.lock", ".kvlint.yaml", ".kvlint.yml"})
+
+
+def _not_an_object(doc: Document) -> Finding | None:
+    """The KV001 for ``doc`` when it is not an object at all: a scalar (a string, number or boolean), or a list
+    one of whose items is a Kubernetes object (a mapping with ``apiVersion`` or ``kind``: objects written as a YAML
+    list instead of ``---`` documents or a ``kind: List``). kubectl decodes each document into an unstructured
+    object and refuses anything but a mapping (k8s.io/apimachinery ``pkg/apis/meta/v1/unstructured/helpers.go``,
+    ``unstructuredJSONScheme.decode``; kubectl v1.32: ``error: unable to decode "notes.yaml": json: cannot
+    unmarshal string into Go value of type unstructured.detector``, ``... cannot unmarshal array ...``) and
+    applies nothing in it. None for an empty document (``---`` alone, comments only, ``null``: kubectl skips it),
+    for a mapping, for a list of other things (an Ansible playbook, a list a tool reads), and for a file a tool
+    other than kubectl reads (:data:`_TOOL_FILES`; Helm values named ``values*.yaml``). Located at the document's
+    first line."""
+    data = doc.data
+    if data is None or isinstance(data, dict):
+        return None
+    base = os.path.basename(doc.path)
+    low = base.lower()
+    if base in _TOOL_FILES or (low.startswith("values") and low.endswith((".yaml", ".yml"))):
+        return None
+    if isinstance(data, list):
+        if not any(isinstance(x, dict) and ("apiVersion" in x or "kind" in x) for x in data):
+            return None
+        what, go = "a list of objects", "array"
+        fix = "write each object as its own document, separated by ---, or wrap them in kind: List, items: [...]"
+    else:
+        kind = "string" if isinstance(data, str) else "bool" if isinstance(data, bool) else "number"
+        what, go = f"a {kind}, not an object", kind
+        fix = "make the document a Kubernetes object (apiVersion, kind, metadata), or leave this file out"
+    return Finding(
+        "KV001",
+        f'this document is {what}: kubectl refuses it ("cannot unmarshal {go} into Go value of type '
+        'unstructured.detector") and applies nothing in it',
         doc.loc,
         fix=fix,
     )

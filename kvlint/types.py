@@ -1370,6 +1370,10 @@ class CheckResult:
     #: Set with :attr:`failing`: where the run's thresholds came from, ``[{"threshold", "source"}]`` with
     #: ``source`` ``--fail-on``, a configuration file's path, or ``default`` (:meth:`kvlint.checkrun.CheckRun.thresholds`)
     fail_on: list[dict[str, str]] | None = field(default=None, repr=False, compare=False)
+    #: Set by ``kvlint check`` when the run exits 1 on findings that are not errors because a ``fail_on`` below
+    #: ``error`` applies (:func:`kvlint.report.text.fail_on_note`): the text report's last line, saying which
+    #: threshold failed the run; None otherwise
+    fail_on_note: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def serving(self) -> int:

@@ -15,7 +15,7 @@ import os
 import re
 import shutil
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from kvlint.report.escape import inert_line, inert_path, printable
@@ -218,7 +218,27 @@ def iter_text(
         # which objects were not read (the first UNREAD_SHOWN, then how many more), below the line that counts them
         tail += [printable(x) for x in sizing.unread_lines()]
     tail.append(summary_line(result, suppressed=suppressed))
+    note = getattr(result, "fail_on_note", None)
+    if note:
+        tail.append(printable(note))
     yield "\n".join(map(inert_line, tail)) + "\n"
+
+
+def fail_on_note(failing: Iterable[Diagnostic], thresholds: Sequence[dict[str, str]]) -> str | None:
+    """The line that says why a run exits 1 on findings that are not errors: ``exit status 1: warnings at or above
+    fail_on warning (.kvlint.yaml)``, naming the severities of ``failing`` (the findings at or above the threshold
+    that applies to each, :meth:`kvlint.checkrun.CheckRun.failing`) below ``error`` and each threshold below
+    ``error`` with its source (``thresholds``: :meth:`kvlint.checkrun.CheckRun.thresholds`, ``source`` a
+    configuration path, ``--fail-on`` or ``default``). None when only errors fail the run (the default, which the
+    summary's error count already explains) or nothing fails it. ruff and kube-linter end a failing run with such a
+    line."""
+    below = {d.severity for d in failing if d.severity != "error"}
+    if not below:
+        return None
+    what = " and ".join(f"{s}s" for s in ("warning", "info") if s in below) or "findings"
+    low = [t for t in thresholds if t["threshold"] in ("warning", "info")]
+    said = ", ".join(f"{t['threshold']} ({t['source']})" for t in low) or "?"
+    return f"exit status 1: {what} at or above fail_on {said}"
 
 
 def summary_line(result: CheckResult, suppressed: int | None = None) -> str:
