@@ -2840,11 +2840,12 @@ def _dispatch(
     version_override: str | None = None,
     runtime_template: bool = False,
     dynamo: bool = False,
+    envsubst_template: bool = False,
 ) -> ServingConfig:
     """The engine ``found`` runs, read by its parser, with ``command_loc`` at the program that starts it
     (``found.loc``) when known (:func:`_script_facts`); ``version_override`` (``--engine-version``) and the image
     decide the release its options are read with (:func:`kvlint.engines.images.engine_release`);
-    ``runtime_template`` as :func:`parse_container` has it."""
+    ``runtime_template`` and ``envsubst_template`` as :func:`parse_container` has them."""
     # KServe's and KAITO's servers are read as vLLM below (a _Found of their own); the script's facts are given's
     given = found
     if found.engine.startswith("dynamo-"):
@@ -2860,6 +2861,7 @@ def _dispatch(
             version_override=version_override,
             runtime_template=runtime_template,
             dynamo=True,
+            envsubst_template=envsubst_template,
         )
         return _script_facts(_as_dynamo_worker(cfg, engine), given, env_locs)
     argv = [it.text for it in found.argv]
@@ -2906,6 +2908,7 @@ def _dispatch(
             exec_form=found.exec_form,
             grpc=found.grpc,
             maybe_set=found.maybe_set,
+            envsubst_template=envsubst_template,
         )
         cfg.exec_form = found.exec_form
         if found.loc is not None:
@@ -2953,6 +2956,7 @@ def _dispatch(
             runtime_template=runtime_template,
             exec_form=found.exec_form,
             maybe_set=found.maybe_set,
+            envsubst_template=envsubst_template,
         )
         tgi.exec_form = found.exec_form
         if found.appends:
@@ -2974,6 +2978,7 @@ def _dispatch(
         serve_cli=found.positional_model,
         exec_form=found.exec_form,
         maybe_set=found.maybe_set,
+        envsubst_template=envsubst_template,
     )
     sgl.exec_form = found.exec_form
     if found.appends:
@@ -3082,6 +3087,7 @@ def parse_container(
     installed_release: str | None = None,
     from_env: bool = True,
     group_pods: int = 1,
+    envsubst_template: bool = False,
 ) -> ServingConfig | None:
     """Read the serving engine a Kubernetes container runs, with the options unknown to a release only guessed at
     warned about, not refused (:func:`_guessed_release`).
@@ -3115,6 +3121,10 @@ def parse_container(
         group_pods: the pods of the group the container's pod leads (a LeaderWorkerSet's ``size``, 1 for a pod of its
             own): an engine read from the env may span them all, so its GPU layout is taken as the env's sizes only
             when they use every GPU of the group (:func:`kvlint.engines.options.launched_from_env`).
+        envsubst_template: the container's document is a template for envsubst (KV002,
+            :attr:`kvlint.types.Mark.ENVSUBST_TEMPLATE`): an option's value ``$TP`` of a command run without a shell
+            is the renderer's to replace, a variable kvlint cannot resolve, not the text the engine receives
+            (:func:`kvlint.engines.options.literal_dollar`).
 
     Returns:
         None when the container is not a vLLM/TGI/SGLang engine (sidecars, proxies, routers, Ollama ...).
@@ -3260,6 +3270,7 @@ def parse_container(
             config_loader=loader,
             version_override=engine_version_option,
             runtime_template=runtime_template,
+            envsubst_template=envsubst_template,
         )
         if not engine_version_option and installed_release is None:
             # every engine command line the container runs is read here: an option unknown to a release only

@@ -161,13 +161,17 @@ def bare_expansion(word: str) -> bool:
 _LITERAL_DOLLAR_RE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
-def literal_dollar(raw: str, exec_form: bool) -> str | None:
+def literal_dollar(raw: str, exec_form: bool, envsubst_template: bool = False) -> str | None:
     """The variable of an option's value ``raw`` that is a bare ``$NAME`` of a command run without a shell
     (``exec_form``): the kubelet expands only ``$(NAME)`` in ``command``/``args`` (Kubernetes, "Define a Command and
     Arguments for a Container"), so the engine parses the text ``$NAME`` itself (an integer option refuses it: vLLM's
     and SGLang's argparse "invalid int value: '$TP'", TGI's clap "invalid digit found in string"). None otherwise (a
-    shell's word, a ``$(NAME)`` the kubelet left, a ``${NAME}`` placeholder)."""
-    m = _LITERAL_DOLLAR_RE.fullmatch(raw) if exec_form else None
+    shell's word, a ``$(NAME)`` the kubelet left, a ``${NAME}`` placeholder), and in a manifest that is a template
+    for envsubst (``envsubst_template``: KV002, :attr:`~kvlint.types.Mark.ENVSUBST_TEMPLATE`): envsubst replaces
+    ``$NAME`` as well as ``${NAME}`` (GNU gettext manual, "envsubst Invocation": "references to environment
+    variables of the form $VARIABLE or ${VARIABLE}") before the manifest is applied, so the value is the
+    renderer's, a variable kvlint cannot resolve (:func:`unresolved_why`)."""
+    m = _LITERAL_DOLLAR_RE.fullmatch(raw) if exec_form and not envsubst_template else None
     return m.group(1) if m is not None else None
 
 
@@ -1110,7 +1114,8 @@ def template_words(
 ) -> list[Finding]:
     """``findings`` of one command line of a workload KV002 reports as an envsubst template
     (:attr:`~kvlint.types.Mark.ENVSUBST_TEMPLATE`, :func:`kvlint.workloads.placeholders.template_findings`) with
-    each KV205 on a word that is wholly a ``${VAR}`` placeholder (:func:`kvlint.engines.images.whole_placeholder`)
+    each KV205 on a word that is wholly a ``${VAR}`` placeholder (:func:`kvlint.engines.images.whole_placeholder`),
+    or for envsubst a bare ``$VAR`` (which it replaces too, GNU gettext "envsubst Invocation"),
     replaced by a KV503 info at its position: the word is the renderer's (envsubst writes in its place the options
     it is given: llm-d's ``"${VLLM_EXTRA_ARGS_D}"``), not an option the engine lacks, so "remove it" is no remedy;
     what it renders to is unseen, as a bare ``$ARGS`` in a shell script is. Only the engine parsers' unknown
@@ -1135,6 +1140,11 @@ def template_words(
             out.append(restated)
             continue
         word = whole_placeholder(f.option) if isinstance(f, OptionFinding) and f.unknown else None
+        if word is None and parameters is None and isinstance(f, OptionFinding) and f.unknown:
+            # envsubst replaces an unbraced $EXTRA_ARGS too (GNU gettext, "envsubst Invocation"): a word of a
+            # command run without a shell that would otherwise reach the engine as written (KV205)
+            bare = _LITERAL_DOLLAR_RE.fullmatch(f.option.strip())
+            word = bare.group(0) if bare is not None else None
         if word is not None and parameters is not None:
             m = re.fullmatch(r"\s*\$\{([a-zA-Z0-9_]+)\}\s*", word)
             word = word if m is not None and m.group(1) in parameters else None

@@ -692,6 +692,7 @@ def parse_sglang_argv(
     serve_cli: bool = False,
     exec_form: bool = False,
     maybe_set: Collection[str] | None = None,
+    envsubst_template: bool = False,
 ) -> ServingConfig:
     """Parse the arguments after ``python -m sglang.launch_server`` (or ``sglang serve``).
 
@@ -708,7 +709,9 @@ def parse_sglang_argv(
     ``sglang serve``, which takes ``--model-type`` and a positional model first (:func:`_serve_argv`).
     ``exec_form``: the words reach SGLang without a shell; else a bare ``$ARGS`` word, which the shell makes any
     words, leaves the arguments not all read (:func:`kvlint.engines.options.bare_expansion_unread`) when its variable
-    is among ``maybe_set`` (None: judged from ``container``'s env). Never raises.
+    is among ``maybe_set`` (None: judged from ``container``'s env). ``envsubst_template``: the manifest is a template
+    for envsubst (KV002), which replaces an option's value ``$VAR`` before SGLang sees it
+    (:func:`kvlint.engines.options.literal_dollar`). Never raises.
     """
     argv = list(argv)
     locs = list(locs) if locs is not None else [None] * len(argv)
@@ -843,7 +846,7 @@ def parse_sglang_argv(
         if dest == "model_path":
             model = Value(raw, loc, raw, src)
             continue
-        literal = literal_dollar(raw, exec_form)
+        literal = literal_dollar(raw, exec_form, envsubst_template)
         if (
             UNRESOLVED_RE.search(raw)
             and not (dest == "cuda_graph_config" and _is_json(raw))

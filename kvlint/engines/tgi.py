@@ -469,13 +469,15 @@ def parse_tgi_argv(
     runtime_template: bool = False,
     exec_form: bool = False,
     maybe_set: Collection[str] | None = None,
+    envsubst_template: bool = False,
 ) -> ServingConfig:
     """Parse ``text-generation-launcher`` arguments plus their env-var equivalents.
 
     ``exec_form``: the words reach the launcher without a shell; else a bare ``$ARGS`` word, which the shell makes
     any words, leaves the arguments not all read (:func:`kvlint.engines.options.bare_expansion_unread`), as vLLM's,
     when its variable is among ``maybe_set`` (the names that may be set to words kvlint cannot see; None: judged from
-    ``container``'s env).
+    ``container``'s env). ``envsubst_template``: the manifest is a template for envsubst (KV002), which replaces an
+    option's value ``$VAR`` before the launcher sees it (:func:`kvlint.engines.options.literal_dollar`).
 
     ``flags`` are keyed by the launcher's field names (``num_shard``, ``max_total_tokens``,
     ``max_input_tokens`` — ``max_input_length`` is stored under ``max_input_tokens`` too, as the launcher
@@ -630,7 +632,7 @@ def parse_tgi_argv(
         else:
             col.invalid(opt, "", loc, "expected a value")
             continue
-        literal = literal_dollar(raw, exec_form)
+        literal = literal_dollar(raw, exec_form, envsubst_template)
         if UNRESOLVED_RE.search(raw) and dest != "model_id" and literal is None:
             col.unresolved_value(dest, unresolved_why(opt, raw), loc)
             continue

@@ -1024,10 +1024,12 @@ class _Parser:
         *,
         positional_model: bool = True,
         exec_form: bool = False,
+        envsubst_template: bool = False,
     ) -> str | None:
         """Parse ``argv``; return the ``--config`` path when one was given (handled by the caller). With
         ``exec_form`` (no shell between the manifest and vLLM) a bare ``$VAR`` word is read as the literal text
-        vLLM receives."""
+        vLLM receives, and an option's value ``$VAR`` too unless the manifest is an envsubst template
+        (``envsubst_template``, :func:`kvlint.engines.options.literal_dollar`)."""
         config_path: str | None = None
         i, n = 0, len(argv)
         while i < n:
@@ -1262,7 +1264,7 @@ class _Parser:
                 node[keys[-1]] = parse_json_or_str(raw) if raw[:1] in "{[" else _scalar(raw)
                 self.col.flags[dest] = Value(merged, loc, f"{opt}.{sub_key}={raw}", src)
                 continue
-            literal = literal_dollar(raw, exec_form)
+            literal = literal_dollar(raw, exec_form, envsubst_template)
             if unresolved(raw) and literal is None:
                 if dest in INT_DESTS or dest in FLOAT_DESTS:
                     why = unresolved_why(canon, raw)
@@ -1962,6 +1964,7 @@ def parse_vllm_argv(
     exec_form: bool = False,
     grpc: str = "",
     maybe_set: Collection[str] | None = None,
+    envsubst_template: bool = False,
 ) -> ServingConfig:
     """Parse the arguments that follow ``vllm serve`` (or ``python -m vllm.entrypoints.openai.api_server``).
 
@@ -1984,6 +1987,8 @@ def parse_vllm_argv(
         exec_form: the words reach vLLM without a shell (:attr:`kvlint.types.ServingConfig.exec_form`): a bare
             ``$VAR`` / ``${VAR}`` word is vLLM's literal text (a positional one its MODEL), not arguments a shell
             would expand.
+        envsubst_template: the manifest is a template for envsubst (KV002), which replaces an option's value
+            ``$VAR`` before the engine sees it (:func:`kvlint.engines.options.literal_dollar`).
         grpc: the module of vLLM's gRPC server the arguments are given to (``vllm.entrypoints.grpc_server`` or
             ``vllm.entrypoints.launchers.grpc_server``), which does not take the OpenAI server's own options
             (KV205, :meth:`_Parser._openai_only`, which names it); "" for another entrypoint.
@@ -2031,7 +2036,14 @@ def parse_vllm_argv(
             k += 1
         argv, locs, sources = [argv[i] for i in kept], [locs[i] for i in kept], [sources[i] for i in kept]
     p = _Parser(version, env, runtime_template, grpc)
-    config_path = p.run(argv, locs, sources, positional_model=positional_model, exec_form=exec_form)
+    config_path = p.run(
+        argv,
+        locs,
+        sources,
+        positional_model=positional_model,
+        exec_form=exec_form,
+        envsubst_template=envsubst_template,
+    )
     if config_path is not None and config_path.split(".")[-1] not in ("yaml", "yml"):
         # vLLM stops before it opens the file: FlexibleArgumentParser.load_config_file raises ValueError
         # "Config file must be of a yaml/yml type." for a path whose text after its last "." (case kept) is not
