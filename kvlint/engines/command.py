@@ -54,6 +54,7 @@ from kvlint.engines.images import (
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.options import (
+    QUOTED_SOURCE,
     arguments_not_all_read,
     bare_expansion,
     chart_provenance,
@@ -1437,7 +1438,14 @@ def _scan_shell(
         for w in rest:
             loc = w.loc if w.offset is None else next(locs)
             text = _unexpanded(w.text) if w.unresolved else w.text
-            argv.append(_Item(text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
+            # a word the script quotes so that it stays a $ reference as text ('$ARGS'): the engine's literal word
+            quoted = (
+                not (w.unresolved or w.from_env or env_script)
+                and w.offset is not None
+                and bare_expansion(text)
+            )
+            kind = "env" if w.from_env or env_script else QUOTED_SOURCE if quoted else "arg"
+            argv.append(_Item(text, loc or script_item.loc, kind))
         found = _Found(engine, argv, pos_model, _in_their_file(program, argv), grpc=_runs_grpc(texts, start))
         found.appends = getattr(words, "appends", None) or ""
         found.maybe_set = getattr(words, "maybe_set", frozenset())

@@ -52,6 +52,7 @@ __all__ = [
     "human_readable_int",
     "suggest",
     "template_words",
+    "QUOTED_SOURCE",
     "version_tuple",
     "json_too_deep",
     "parse_json_or_str",
@@ -154,6 +155,13 @@ def bare_expansion(word: str) -> bool:
         and " " not in _BRACED_REFERENCE_RE.sub("", word)
         and (word.startswith("${") or word[1:2].isalpha() or word[1:2] == "@")
     )
+
+
+#: The source (``_Item.source`` of :mod:`kvlint.engines.command`, the ``sources`` the engine parsers take) of a word
+#: of a shell script that is a reference only as text: quoted so that the shell does not expand it (``'$ARGS'``,
+#: ``\$ARGS``, ``"\$ARGS"``), it reaches the engine as written, as a word of a command run without a shell does.
+#: The parsers read it as such a word (:meth:`Collector.literal_reference`) and keep ``"arg"`` as its value's source.
+QUOTED_SOURCE = "quoted"
 
 
 #: A value that is one unbraced shell reference and nothing else (``$TP``): what a command run without a shell hands
@@ -885,16 +893,35 @@ class Collector:
             )
         )
 
-    def literal_reference(self, word: str, loc: Loc | None, where: str) -> None:
+    def literal_reference(self, word: str, loc: Loc | None, where: str, quoted: bool = False) -> None:
         """KV205 for a :func:`bare_expansion` ``word`` (``$EXTRA_ARGS``, ``${EXTRA_ARGS}``) of a command that reaches
         the engine without a shell (:attr:`kvlint.types.ServingConfig.exec_form`): the kubelet expands only
         ``$(VAR)`` in ``command`` and ``args`` (Kubernetes, "Define a Command and Arguments for a Container"), so
         the engine receives the word as written, a positional argument none of the three engines takes (vLLM's and
         SGLang's argparse: "unrecognized arguments"; TGI's clap: "unexpected argument '$EXTRA_ARGS' found") and it
         exits before loading the model. An unknown option (:attr:`~kvlint.types.OptionFinding.unknown`), so that in
-        an envsubst template the word is the renderer's (:func:`template_words`)."""
+        an envsubst template the word is the renderer's (:func:`template_words`). ``quoted``: the word is a shell
+        script's, quoted so that the shell passes it as written (:data:`QUOTED_SOURCE`: ``'$ARGS'``; bash(1)
+        "QUOTING": "Enclosing characters in single quotes preserves the literal value of each character"; dash
+        the same), with the same outcome."""
         m = _VARIABLE_RE.search(word)
         name = (m.group(1) or m.group(2) or m.group(3)) if m is not None else None
+        if quoted:
+            self.findings.append(
+                OptionFinding(
+                    rule="KV205",
+                    message=f"unknown {where} option {word} (unexpected positional argument): the script quotes "
+                    f"it, so the shell does not expand it and the engine receives the text {word} as written and "
+                    "exits",
+                    loc=loc,
+                    fix=f"write {word} unquoted so that the shell splits it into options, or list the options "
+                    "themselves",
+                    severity="error",
+                    option=word,
+                    unknown=True,
+                )
+            )
+            return
         self.findings.append(
             OptionFinding(
                 rule="KV205",

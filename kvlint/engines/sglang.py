@@ -21,6 +21,7 @@ import yaml
 
 from kvlint.engines import sglang_flags_data as data
 from kvlint.engines.options import (
+    QUOTED_SOURCE,
     Collector,
     ConfigReads,
     bare_expansion,
@@ -742,12 +743,16 @@ def parse_sglang_argv(
     stray = True
     while i < n:
         tok, loc, src = argv[i], locs[i], sources[i]
+        quoted = src == QUOTED_SOURCE  # a script's '$ARGS': argparse gets the text, as in exec form
+        src = "arg" if quoted else src
         i += 1
         if not tok.startswith("--"):
-            if unseen is None and not exec_form and bare_expansion(tok):
+            if unseen is None and not (exec_form or quoted) and bare_expansion(tok):
                 unseen = (tok, loc)
-            if stray and report and exec_form and bare_expansion(tok):
-                col.literal_reference(tok, loc, where)  # no shell: argparse gets "$EXTRA_ARGS" itself
+            if stray and report and (exec_form or quoted) and bare_expansion(tok):
+                col.literal_reference(
+                    tok, loc, where, quoted=quoted and not exec_form
+                )  # no shell: argparse gets "$EXTRA_ARGS" itself
             elif (
                 stray and report and tok.strip() and not tok.startswith("-") and not UNRESOLVED_RE.search(tok)
             ):

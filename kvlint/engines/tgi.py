@@ -17,6 +17,7 @@ from kvlint.engines import tgi_flags_data as tgi_data
 from kvlint.engines import tgi_gaudi_flags_data as gaudi_data
 from kvlint.engines.options import (
     LAYOUT_DESTS,
+    QUOTED_SOURCE,
     Collector,
     bare_expansion,
     bare_expansion_unread,
@@ -512,6 +513,8 @@ def parse_tgi_argv(
     i, n = 0, len(argv)
     while i < n:
         tok, loc, src = argv[i], locs[i], sources[i]
+        quoted = src == QUOTED_SOURCE  # a script's '$ARGS': the launcher gets the text, as in exec form
+        src = "arg" if quoted else src
         i += 1
         since = _short_missing(tok, version)
         if since is not None:
@@ -543,10 +546,12 @@ def parse_tgi_argv(
             tok = cluster[-1]
         tok = _long_form(tok, version) or tok
         if not tok.startswith("--"):
-            if unseen is None and not exec_form and bare_expansion(tok):
+            if unseen is None and not (exec_form or quoted) and bare_expansion(tok):
                 unseen = (tok, loc)
-            if exec_form and bare_expansion(tok):
-                col.literal_reference(tok, loc, where)  # no shell: the launcher gets "$EXTRA_ARGS" itself
+            if (exec_form or quoted) and bare_expansion(tok):
+                col.literal_reference(
+                    tok, loc, where, quoted=quoted and not exec_form
+                )  # no shell: the launcher gets "$EXTRA_ARGS" itself
             elif tok and not UNRESOLVED_RE.search(tok):
                 spaced = tok.strip().startswith("--")  # " --max-total-tokens": clap takes it for a positional
                 col.unknown(

@@ -38,6 +38,7 @@ from kvlint.engines import vllm_flags_data as data
 from kvlint.engines import vllm_grpc_data as grpc_data
 from kvlint.engines.options import (
     LAYOUT_DESTS,
+    QUOTED_SOURCE,
     SPEC_SHORTHANDS,
     Collector,
     ConfigReads,
@@ -1034,6 +1035,8 @@ class _Parser:
         i, n = 0, len(argv)
         while i < n:
             tok, loc, src = argv[i], locs[i], sources[i]
+            quoted = src == QUOTED_SOURCE  # a script's '$ARGS': vLLM gets the text, as in exec form
+            src = "arg" if quoted else src
             i += 1
             if (
                 tok == "--"
@@ -1043,7 +1046,7 @@ class _Parser:
             ):
                 continue  # empty, end of options, or a Go/Helm template action (reported by the loader)
             if not tok.startswith("-") or _is_number(tok):
-                if not exec_form and bare_expansion(tok):
+                if not (exec_form or quoted) and bare_expansion(tok):
                     # a bare unresolved ``$ARGS``: may expand to any options; cannot be read (the settings they may
                     # give are not taken at the defaults: arguments_not_all_read, once the command is read)
                     if self.unseen is None:
@@ -1069,9 +1072,9 @@ class _Parser:
                         and not argv[i].startswith("-")
                     ):
                         i += 1
-                elif exec_form and bare_expansion(tok):
-                    # no shell between the manifest and vLLM: it gets "$EXTRA_ARGS" itself
-                    self.col.literal_reference(tok, loc, self.where)
+                elif (exec_form or quoted) and bare_expansion(tok):
+                    # no shell between the manifest and vLLM (or a quoted word): it gets "$EXTRA_ARGS" itself
+                    self.col.literal_reference(tok, loc, self.where, quoted=quoted and not exec_form)
                 else:
                     self.col.unknown(tok, loc, self.where, [], extra=" (unexpected positional argument)")
                 continue
