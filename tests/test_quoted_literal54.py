@@ -92,3 +92,26 @@ def test_a_quoted_reference_is_the_engine_s_literal_word(
         assert not [m for r, _, m in found if r == "KV503" and "$ARGS expands" in m]
     else:
         assert not literal
+
+
+#: an integer option of each engine (a layout size, so an unresolved value would leave the container not sized)
+SIZE_OPTION = {"vllm": "--tensor-parallel-size", "tgi": "--num-shard", "sglang": "--tp-size"}
+
+
+@pytest.mark.parametrize(("word", "as_text"), [("'$TP'", True), ('"\\$TP"', True), ("$TP", False)])
+@pytest.mark.parametrize("engine", sorted(PROGRAMS))
+def test_a_quoted_value_is_the_engine_s_literal_text(
+    tmp_path: Path, engine: str, word: str, as_text: bool
+) -> None:
+    # `--tensor-parallel-size '$TP'`: argparse "invalid int value: '$TP'", clap "invalid digit found in string"
+    script = f"{PROGRAMS[engine][1]} {SIZE_OPTION[engine]} {word}"
+    for shell in ("bash", "dash"):
+        path = shutil.which(shell)
+        if path is not None:
+            assert (_passed(path, script, tmp_path)[-1] == "$TP") is as_text
+    found = _found(tmp_path, engine, script, "          env:\n            - {name: TP, value: '1'}\n")
+    invalid = [m for r, s, m in found if r == "KV206" and s == "error" and "'$TP'" in m]
+    if as_text:
+        assert invalid and "the script quotes it" in invalid[0]
+    else:
+        assert not invalid

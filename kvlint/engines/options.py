@@ -183,12 +183,21 @@ def literal_dollar(raw: str, exec_form: bool, envsubst_template: bool = False) -
     return m.group(1) if m is not None else None
 
 
-def literal_dollar_said(col: Collector, before: int, raw: str, name: str) -> None:
+def literal_dollar_said(col: Collector, before: int, raw: str, name: str, quoted: bool = False) -> None:
     """Say why on the KV206 findings the engine parser made since ``before`` (an index of ``col.findings``) for the
-    value ``raw``, a :func:`literal_dollar` reference to ``name``: the engine received the text as written."""
+    value ``raw``, a :func:`literal_dollar` reference to ``name``: the engine received the text as written, from a
+    command run without a shell, or (``quoted``) from a shell script that quotes it (:data:`QUOTED_SOURCE`:
+    ``--tensor-parallel-size '$TP'``; bash(1) "QUOTING", dash the same)."""
     for k in range(before, len(col.findings)):
         f = col.findings[k]
-        if f.rule == "KV206":
+        if f.rule == "KV206" and quoted:
+            col.findings[k] = dataclasses.replace(
+                f,
+                message=f"{f.message} (the script quotes it, so the shell does not expand it and the engine "
+                f"receives the text {raw} as written)",
+                fix=f'write {raw} unquoted, or "{raw}", so that the shell expands it, or the value itself',
+            )
+        elif f.rule == "KV206":
             col.findings[k] = dataclasses.replace(
                 f,
                 message=f"{f.message} (no shell runs this command and Kubernetes expands only $(VAR) in command and "

@@ -838,6 +838,8 @@ def parse_sglang_argv(
             )
         elif i < n and (not argv[i].startswith("--")):
             raw, loc, src = argv[i], locs[i] or loc, sources[i]
+            quoted = src == QUOTED_SOURCE  # a script's '$TP': the engine parses the text
+            src = "arg" if quoted else src
             i += 1
             stray = dest in _INT or dest in _FLOAT or dest == "model_path"
         elif dest in _INT or dest in _FLOAT:
@@ -851,7 +853,7 @@ def parse_sglang_argv(
         if dest == "model_path":
             model = Value(raw, loc, raw, src)
             continue
-        literal = literal_dollar(raw, exec_form, envsubst_template)
+        literal = literal_dollar(raw, exec_form or quoted, envsubst_template)
         if (
             UNRESOLVED_RE.search(raw)
             and not (dest == "cuda_graph_config" and _is_json(raw))
@@ -873,7 +875,7 @@ def parse_sglang_argv(
             col.invalid(canon, raw, loc, "an integer is required" if dest in _INT else "a number is required")
             if literal is not None:
                 literal_dollar_said(
-                    col, before, raw, literal
+                    col, before, raw, literal, quoted=quoted and not exec_form
                 )  # exec form: argparse parses the text "$TP" itself
             continue
         if dest in _GRAPH_SIZE_DESTS and isinstance(value, int) and value > MAX_GRAPH_SIZE:

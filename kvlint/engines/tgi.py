@@ -633,11 +633,13 @@ def parse_tgi_argv(
             raw = explicit
         elif i < n:
             raw, loc, src = argv[i], locs[i] or loc, sources[i]
+            quoted = src == QUOTED_SOURCE  # a script's '$TP': the engine parses the text
+            src = "arg" if quoted else src
             i += 1
         else:
             col.invalid(opt, "", loc, "expected a value")
             continue
-        literal = literal_dollar(raw, exec_form, envsubst_template)
+        literal = literal_dollar(raw, exec_form or quoted, envsubst_template)
         if UNRESOLVED_RE.search(raw) and dest != "model_id" and literal is None:
             col.unresolved_value(dest, unresolved_why(opt, raw), loc)
             continue
@@ -650,7 +652,7 @@ def parse_tgi_argv(
         ok, value = (True, raw) if dest == "model_id" else _convert(col, opt, dest, raw, loc)
         if literal is not None:
             literal_dollar_said(
-                col, before, raw, literal
+                col, before, raw, literal, quoted=quoted and not exec_form
             )  # exec form: clap parses the text "$NUM_SHARD" itself
         if ok:
             key = "max_input_tokens" if dest == "max_input_length" else dest

@@ -1236,6 +1236,8 @@ class _Parser:
                     self.col.invalid(canon, "", loc, "expected a value")
                     continue
                 raw, loc, src = argv[i], locs[i] or loc, sources[i]
+                quoted = src == QUOTED_SOURCE  # a script's '$TP': the engine parses the text
+                src = "arg" if quoted else src
                 i += 1
             else:
                 raw = explicit
@@ -1267,7 +1269,7 @@ class _Parser:
                 node[keys[-1]] = parse_json_or_str(raw) if raw[:1] in "{[" else _scalar(raw)
                 self.col.flags[dest] = Value(merged, loc, f"{opt}.{sub_key}={raw}", src)
                 continue
-            literal = literal_dollar(raw, exec_form, envsubst_template)
+            literal = literal_dollar(raw, exec_form or quoted, envsubst_template)
             if unresolved(raw) and literal is None:
                 if dest in INT_DESTS or dest in FLOAT_DESTS:
                     why = unresolved_why(canon, raw)
@@ -1283,7 +1285,7 @@ class _Parser:
             ok, value = self.convert(canon, dest, raw, loc)
             if literal is not None:
                 # exec form: vLLM parses the text "$TP" itself (an int option refuses it)
-                literal_dollar_said(self.col, before, raw, literal)
+                literal_dollar_said(self.col, before, raw, literal, quoted=quoted and not exec_form)
             if ok:
                 if dest == "served_model_name" and isinstance(value, str):
                     value = [value]
