@@ -477,6 +477,8 @@ def analyse_container(
             from_env=w.role not in ("worker", "head") and not w.kind.lower().startswith("ray"),
             # a leader's engine may span its group's pods (a LeaderWorkerSet of size 2: 2 pods' GPUs)
             group_pods=w.group_size if w.group_size is not None and w.group_size > 1 else 1,
+            # envsubst replaces $TP as well as ${TP} before the manifest is applied: not the engine's literal text
+            envsubst_template=any(f.mark is Mark.ENVSUBST_TEMPLATE for f in w.findings),
         )
     except ReviewTooLarge:  # the review's budget of command lines ran out: the review answers it
         raise

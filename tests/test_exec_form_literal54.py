@@ -5,9 +5,13 @@ Arguments for a Container"), so ``args: [..., "$EXTRA_ARGS"]`` hands the engine 
 launcher (clap, ``launcher/src/main.rs``, an ``Args`` struct with no positional argument) stops with "unexpected
 argument '$EXTRA_ARGS' found", SGLang's and vLLM's argparse with "unrecognized arguments". kvlint said nothing for TGI
 and SGLang (the word was taken for a shell variable it could not resolve and skipped) and "remove $EXTRA_ARGS" for
-vLLM. The real shape: felipemoz/vllm-on-azure ``k8s/vllm-deployment.yaml`` (fixtures/collected) writes shell
-references into exec-form vLLM args; the same word inside ``sh -c`` is the shell's to expand, and a ``${VAR}``
-placeholder of an envsubst template is the renderer's (tests/test_template_placeholder_args.py).
+vLLM. No real manifest with an exec-form ``$X`` was found with the library search (the ``- "$MAX_MODEL_LEN"`` items
+it finds are in unquoted ``<<EOF`` heredocs of scripts, which the script's shell expands before applying them); the
+shapes here are written from the Kubernetes rule. The same word inside ``sh -c`` is the shell's to expand, and in an
+envsubst template it is the renderer's: envsubst replaces ``$VAR`` as well as ``${VAR}`` (GNU gettext manual,
+"envsubst Invocation"), as in felipemoz/vllm-on-azure ``k8s/vllm-deployment.yaml`` (fixtures/collected), an envsubst
+template whose exec-form vLLM args are ``${VLLM_MODEL}``, ``${VLLM_GPU_COUNT}`` and ``${VLLM_MAX_MODEL_LEN}``
+(tests/test_template_placeholder_args.py).
 """
 
 from __future__ import annotations
@@ -83,3 +87,34 @@ def test_a_placeholder_of_an_envsubst_template_stays_the_renderer_s(tmp_path: Pa
     assert any(r == "KV002" for r, _, _, _ in found)
     assert not [m for r, _, m, _ in found if r == "KV205"]
     assert [m for r, s, m, _ in found if r == "KV503" and s == "info" and "${EXTRA_ARGS}" in m]
+
+
+#: an option of each engine whose value is an integer (a layout size, so an unresolved value leaves it not sized)
+SIZE_OPTION = {"vllm": "--tensor-parallel-size", "tgi": "--num-shard", "sglang": "--tp-size"}
+
+
+@pytest.mark.parametrize("engine", sorted(COMMANDS))
+def test_an_unbraced_word_of_an_envsubst_template_is_the_renderer_s(tmp_path: Path, engine: str) -> None:
+    # felipemoz/vllm-on-azure's shape (an envsubst template, KV002, its image a ${VAR}) with $EXTRA_ARGS unbraced:
+    # envsubst replaces it too, so the engine never receives the text; the KV503 info says the template fills it
+    found = _found(_manifest(tmp_path, engine, "$EXTRA_ARGS", extra="${IMAGE}"))
+    assert any(r == "KV002" for r, _, _, _ in found)
+    assert not [m for r, _, m, _ in found if r == "KV205"]
+    assert [
+        m
+        for r, s, m, _ in found
+        if r == "KV503" and s == "info" and m.startswith("$EXTRA_ARGS is a placeholder")
+    ]
+
+
+@pytest.mark.parametrize("engine", sorted(COMMANDS))
+def test_an_unbraced_value_of_an_envsubst_template_is_the_renderer_s(tmp_path: Path, engine: str) -> None:
+    # --tensor-parallel-size $TP in the template: not KV206 "the engine receives the text $TP" but the variable
+    # kvlint cannot resolve, as ${TP} is; the container is not sized on a default of one GPU
+    option = SIZE_OPTION[engine]
+    found = _found(_manifest(tmp_path, engine, f'{option}", "$TP', extra="${IMAGE}"))
+    assert not [m for r, _, m, _ in found if r == "KV206"]
+    assert [m for r, s, m, _ in found if r == "KV503" and s == "warning" and m.startswith(f"{option} $TP: ")]
+    # not a template (the image a literal one): the engine parses the text $TP and refuses it
+    found = _found(_manifest(tmp_path, engine, f'{option}", "$TP'))
+    assert [m for r, s, m, _ in found if r == "KV206" and s == "error" and "$TP" in m]

@@ -54,6 +54,7 @@ from kvlint.engines.images import (
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.options import (
+    QUOTED_SOURCE,
     arguments_not_all_read,
     bare_expansion,
     chart_provenance,
@@ -1441,7 +1442,14 @@ def _scan_shell(
         for w in rest:
             loc = w.loc if w.offset is None else next(locs)
             text = _unexpanded(w.text) if w.unresolved else w.text
-            argv.append(_Item(text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
+            # a word the script quotes so that it stays a $ reference as text ('$ARGS'): the engine's literal word
+            quoted = (
+                not (w.unresolved or w.from_env or env_script)
+                and w.offset is not None
+                and bare_expansion(text)
+            )
+            kind = "env" if w.from_env or env_script else QUOTED_SOURCE if quoted else "arg"
+            argv.append(_Item(text, loc or script_item.loc, kind))
         found = _Found(engine, argv, pos_model, _in_their_file(program, argv), grpc=_runs_grpc(texts, start))
         found.appends = getattr(words, "appends", None) or ""
         found.maybe_set = getattr(words, "maybe_set", frozenset())
@@ -2844,11 +2852,12 @@ def _dispatch(
     version_override: str | None = None,
     runtime_template: bool = False,
     dynamo: bool = False,
+    envsubst_template: bool = False,
 ) -> ServingConfig:
     """The engine ``found`` runs, read by its parser, with ``command_loc`` at the program that starts it
     (``found.loc``) when known (:func:`_script_facts`); ``version_override`` (``--engine-version``) and the image
     decide the release its options are read with (:func:`kvlint.engines.images.engine_release`);
-    ``runtime_template`` as :func:`parse_container` has it."""
+    ``runtime_template`` and ``envsubst_template`` as :func:`parse_container` has them."""
     # KServe's and KAITO's servers are read as vLLM below (a _Found of their own); the script's facts are given's
     given = found
     if found.engine.startswith("dynamo-"):
@@ -2864,6 +2873,7 @@ def _dispatch(
             version_override=version_override,
             runtime_template=runtime_template,
             dynamo=True,
+            envsubst_template=envsubst_template,
         )
         return _script_facts(_as_dynamo_worker(cfg, engine), given, env_locs)
     argv = [it.text for it in found.argv]
@@ -2910,6 +2920,7 @@ def _dispatch(
             exec_form=found.exec_form,
             grpc=found.grpc,
             maybe_set=found.maybe_set,
+            envsubst_template=envsubst_template,
         )
         cfg.exec_form = found.exec_form
         if found.loc is not None:
@@ -2957,6 +2968,7 @@ def _dispatch(
             runtime_template=runtime_template,
             exec_form=found.exec_form,
             maybe_set=found.maybe_set,
+            envsubst_template=envsubst_template,
         )
         tgi.exec_form = found.exec_form
         if found.appends:
@@ -2978,6 +2990,7 @@ def _dispatch(
         serve_cli=found.positional_model,
         exec_form=found.exec_form,
         maybe_set=found.maybe_set,
+        envsubst_template=envsubst_template,
     )
     sgl.exec_form = found.exec_form
     if found.appends:
@@ -3086,6 +3099,7 @@ def parse_container(
     installed_release: str | None = None,
     from_env: bool = True,
     group_pods: int = 1,
+    envsubst_template: bool = False,
 ) -> ServingConfig | None:
     """Read the serving engine a Kubernetes container runs, with the options unknown to a release only guessed at
     warned about, not refused (:func:`_guessed_release`).
@@ -3119,6 +3133,10 @@ def parse_container(
         group_pods: the pods of the group the container's pod leads (a LeaderWorkerSet's ``size``, 1 for a pod of its
             own): an engine read from the env may span them all, so its GPU layout is taken as the env's sizes only
             when they use every GPU of the group (:func:`kvlint.engines.options.launched_from_env`).
+        envsubst_template: the container's document is a template for envsubst (KV002,
+            :attr:`kvlint.types.Mark.ENVSUBST_TEMPLATE`): an option's value ``$TP`` of a command run without a shell
+            is the renderer's to replace, a variable kvlint cannot resolve, not the text the engine receives
+            (:func:`kvlint.engines.options.literal_dollar`).
 
     Returns:
         None when the container is not a vLLM/TGI/SGLang engine (sidecars, proxies, routers, Ollama ...).
@@ -3264,6 +3282,7 @@ def parse_container(
             config_loader=loader,
             version_override=engine_version_option,
             runtime_template=runtime_template,
+            envsubst_template=envsubst_template,
         )
         if not engine_version_option and installed_release is None:
             # every engine command line the container runs is read here: an option unknown to a release only

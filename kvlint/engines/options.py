@@ -52,6 +52,7 @@ __all__ = [
     "human_readable_int",
     "suggest",
     "template_words",
+    "QUOTED_SOURCE",
     "version_tuple",
     "json_too_deep",
     "parse_json_or_str",
@@ -156,27 +157,47 @@ def bare_expansion(word: str) -> bool:
     )
 
 
+#: The source (``_Item.source`` of :mod:`kvlint.engines.command`, the ``sources`` the engine parsers take) of a word
+#: of a shell script that is a reference only as text: quoted so that the shell does not expand it (``'$ARGS'``,
+#: ``\$ARGS``, ``"\$ARGS"``), it reaches the engine as written, as a word of a command run without a shell does.
+#: The parsers read it as such a word (:meth:`Collector.literal_reference`) and keep ``"arg"`` as its value's source.
+QUOTED_SOURCE = "quoted"
+
+
 #: A value that is one unbraced shell reference and nothing else (``$TP``): what a command run without a shell hands
 #: the engine as written (an envsubst template's ``${TP}`` is the renderer's, :func:`template_words`).
 _LITERAL_DOLLAR_RE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
-def literal_dollar(raw: str, exec_form: bool) -> str | None:
+def literal_dollar(raw: str, exec_form: bool, envsubst_template: bool = False) -> str | None:
     """The variable of an option's value ``raw`` that is a bare ``$NAME`` of a command run without a shell
     (``exec_form``): the kubelet expands only ``$(NAME)`` in ``command``/``args`` (Kubernetes, "Define a Command and
     Arguments for a Container"), so the engine parses the text ``$NAME`` itself (an integer option refuses it: vLLM's
     and SGLang's argparse "invalid int value: '$TP'", TGI's clap "invalid digit found in string"). None otherwise (a
-    shell's word, a ``$(NAME)`` the kubelet left, a ``${NAME}`` placeholder)."""
-    m = _LITERAL_DOLLAR_RE.fullmatch(raw) if exec_form else None
+    shell's word, a ``$(NAME)`` the kubelet left, a ``${NAME}`` placeholder), and in a manifest that is a template
+    for envsubst (``envsubst_template``: KV002, :attr:`~kvlint.types.Mark.ENVSUBST_TEMPLATE`): envsubst replaces
+    ``$NAME`` as well as ``${NAME}`` (GNU gettext manual, "envsubst Invocation": "references to environment
+    variables of the form $VARIABLE or ${VARIABLE}") before the manifest is applied, so the value is the
+    renderer's, a variable kvlint cannot resolve (:func:`unresolved_why`)."""
+    m = _LITERAL_DOLLAR_RE.fullmatch(raw) if exec_form and not envsubst_template else None
     return m.group(1) if m is not None else None
 
 
-def literal_dollar_said(col: Collector, before: int, raw: str, name: str) -> None:
+def literal_dollar_said(col: Collector, before: int, raw: str, name: str, quoted: bool = False) -> None:
     """Say why on the KV206 findings the engine parser made since ``before`` (an index of ``col.findings``) for the
-    value ``raw``, a :func:`literal_dollar` reference to ``name``: the engine received the text as written."""
+    value ``raw``, a :func:`literal_dollar` reference to ``name``: the engine received the text as written, from a
+    command run without a shell, or (``quoted``) from a shell script that quotes it (:data:`QUOTED_SOURCE`:
+    ``--tensor-parallel-size '$TP'``; bash(1) "QUOTING", dash the same)."""
     for k in range(before, len(col.findings)):
         f = col.findings[k]
-        if f.rule == "KV206":
+        if f.rule == "KV206" and quoted:
+            col.findings[k] = dataclasses.replace(
+                f,
+                message=f"{f.message} (the script quotes it, so the shell does not expand it and the engine "
+                f"receives the text {raw} as written)",
+                fix=f'write {raw} unquoted, or "{raw}", so that the shell expands it, or the value itself',
+            )
+        elif f.rule == "KV206":
             col.findings[k] = dataclasses.replace(
                 f,
                 message=f"{f.message} (no shell runs this command and Kubernetes expands only $(VAR) in command and "
@@ -881,16 +902,35 @@ class Collector:
             )
         )
 
-    def literal_reference(self, word: str, loc: Loc | None, where: str) -> None:
+    def literal_reference(self, word: str, loc: Loc | None, where: str, quoted: bool = False) -> None:
         """KV205 for a :func:`bare_expansion` ``word`` (``$EXTRA_ARGS``, ``${EXTRA_ARGS}``) of a command that reaches
         the engine without a shell (:attr:`kvlint.types.ServingConfig.exec_form`): the kubelet expands only
         ``$(VAR)`` in ``command`` and ``args`` (Kubernetes, "Define a Command and Arguments for a Container"), so
         the engine receives the word as written, a positional argument none of the three engines takes (vLLM's and
         SGLang's argparse: "unrecognized arguments"; TGI's clap: "unexpected argument '$EXTRA_ARGS' found") and it
         exits before loading the model. An unknown option (:attr:`~kvlint.types.OptionFinding.unknown`), so that in
-        an envsubst template the word is the renderer's (:func:`template_words`)."""
+        an envsubst template the word is the renderer's (:func:`template_words`). ``quoted``: the word is a shell
+        script's, quoted so that the shell passes it as written (:data:`QUOTED_SOURCE`: ``'$ARGS'``; bash(1)
+        "QUOTING": "Enclosing characters in single quotes preserves the literal value of each character"; dash
+        the same), with the same outcome."""
         m = _VARIABLE_RE.search(word)
         name = (m.group(1) or m.group(2) or m.group(3)) if m is not None else None
+        if quoted:
+            self.findings.append(
+                OptionFinding(
+                    rule="KV205",
+                    message=f"unknown {where} option {word} (unexpected positional argument): the script quotes "
+                    f"it, so the shell does not expand it and the engine receives the text {word} as written and "
+                    "exits",
+                    loc=loc,
+                    fix=f"write {word} unquoted so that the shell splits it into options, or list the options "
+                    "themselves",
+                    severity="error",
+                    option=word,
+                    unknown=True,
+                )
+            )
+            return
         self.findings.append(
             OptionFinding(
                 rule="KV205",
@@ -1110,7 +1150,8 @@ def template_words(
 ) -> list[Finding]:
     """``findings`` of one command line of a workload KV002 reports as an envsubst template
     (:attr:`~kvlint.types.Mark.ENVSUBST_TEMPLATE`, :func:`kvlint.workloads.placeholders.template_findings`) with
-    each KV205 on a word that is wholly a ``${VAR}`` placeholder (:func:`kvlint.engines.images.whole_placeholder`)
+    each KV205 on a word that is wholly a ``${VAR}`` placeholder (:func:`kvlint.engines.images.whole_placeholder`),
+    or for envsubst a bare ``$VAR`` (which it replaces too, GNU gettext "envsubst Invocation"),
     replaced by a KV503 info at its position: the word is the renderer's (envsubst writes in its place the options
     it is given: llm-d's ``"${VLLM_EXTRA_ARGS_D}"``), not an option the engine lacks, so "remove it" is no remedy;
     what it renders to is unseen, as a bare ``$ARGS`` in a shell script is. Only the engine parsers' unknown
@@ -1135,6 +1176,11 @@ def template_words(
             out.append(restated)
             continue
         word = whole_placeholder(f.option) if isinstance(f, OptionFinding) and f.unknown else None
+        if word is None and parameters is None and isinstance(f, OptionFinding) and f.unknown:
+            # envsubst replaces an unbraced $EXTRA_ARGS too (GNU gettext, "envsubst Invocation"): a word of a
+            # command run without a shell that would otherwise reach the engine as written (KV205)
+            bare = _LITERAL_DOLLAR_RE.fullmatch(f.option.strip())
+            word = bare.group(0) if bare is not None else None
         if word is not None and parameters is not None:
             m = re.fullmatch(r"\s*\$\{([a-zA-Z0-9_]+)\}\s*", word)
             word = word if m is not None and m.group(1) in parameters else None

@@ -21,6 +21,7 @@ import yaml
 
 from kvlint.engines import sglang_flags_data as data
 from kvlint.engines.options import (
+    QUOTED_SOURCE,
     Collector,
     ConfigReads,
     bare_expansion,
@@ -692,6 +693,7 @@ def parse_sglang_argv(
     serve_cli: bool = False,
     exec_form: bool = False,
     maybe_set: Collection[str] | None = None,
+    envsubst_template: bool = False,
 ) -> ServingConfig:
     """Parse the arguments after ``python -m sglang.launch_server`` (or ``sglang serve``).
 
@@ -708,7 +710,9 @@ def parse_sglang_argv(
     ``sglang serve``, which takes ``--model-type`` and a positional model first (:func:`_serve_argv`).
     ``exec_form``: the words reach SGLang without a shell; else a bare ``$ARGS`` word, which the shell makes any
     words, leaves the arguments not all read (:func:`kvlint.engines.options.bare_expansion_unread`) when its variable
-    is among ``maybe_set`` (None: judged from ``container``'s env). Never raises.
+    is among ``maybe_set`` (None: judged from ``container``'s env). ``envsubst_template``: the manifest is a template
+    for envsubst (KV002), which replaces an option's value ``$VAR`` before SGLang sees it
+    (:func:`kvlint.engines.options.literal_dollar`). Never raises.
     """
     argv = list(argv)
     locs = list(locs) if locs is not None else [None] * len(argv)
@@ -739,12 +743,16 @@ def parse_sglang_argv(
     stray = True
     while i < n:
         tok, loc, src = argv[i], locs[i], sources[i]
+        quoted = src == QUOTED_SOURCE  # a script's '$ARGS': argparse gets the text, as in exec form
+        src = "arg" if quoted else src
         i += 1
         if not tok.startswith("--"):
-            if unseen is None and not exec_form and bare_expansion(tok):
+            if unseen is None and not (exec_form or quoted) and bare_expansion(tok):
                 unseen = (tok, loc)
-            if stray and report and exec_form and bare_expansion(tok):
-                col.literal_reference(tok, loc, where)  # no shell: argparse gets "$EXTRA_ARGS" itself
+            if stray and report and (exec_form or quoted) and bare_expansion(tok):
+                col.literal_reference(
+                    tok, loc, where, quoted=quoted and not exec_form
+                )  # no shell: argparse gets "$EXTRA_ARGS" itself
             elif (
                 stray and report and tok.strip() and not tok.startswith("-") and not UNRESOLVED_RE.search(tok)
             ):
@@ -830,6 +838,8 @@ def parse_sglang_argv(
             )
         elif i < n and (not argv[i].startswith("--")):
             raw, loc, src = argv[i], locs[i] or loc, sources[i]
+            quoted = src == QUOTED_SOURCE  # a script's '$TP': the engine parses the text
+            src = "arg" if quoted else src
             i += 1
             stray = dest in _INT or dest in _FLOAT or dest == "model_path"
         elif dest in _INT or dest in _FLOAT:
@@ -843,7 +853,7 @@ def parse_sglang_argv(
         if dest == "model_path":
             model = Value(raw, loc, raw, src)
             continue
-        literal = literal_dollar(raw, exec_form)
+        literal = literal_dollar(raw, exec_form or quoted, envsubst_template)
         if (
             UNRESOLVED_RE.search(raw)
             and not (dest == "cuda_graph_config" and _is_json(raw))
@@ -865,7 +875,7 @@ def parse_sglang_argv(
             col.invalid(canon, raw, loc, "an integer is required" if dest in _INT else "a number is required")
             if literal is not None:
                 literal_dollar_said(
-                    col, before, raw, literal
+                    col, before, raw, literal, quoted=quoted and not exec_form
                 )  # exec form: argparse parses the text "$TP" itself
             continue
         if dest in _GRAPH_SIZE_DESTS and isinstance(value, int) and value > MAX_GRAPH_SIZE:

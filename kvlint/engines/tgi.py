@@ -17,6 +17,7 @@ from kvlint.engines import tgi_flags_data as tgi_data
 from kvlint.engines import tgi_gaudi_flags_data as gaudi_data
 from kvlint.engines.options import (
     LAYOUT_DESTS,
+    QUOTED_SOURCE,
     Collector,
     bare_expansion,
     bare_expansion_unread,
@@ -469,13 +470,15 @@ def parse_tgi_argv(
     runtime_template: bool = False,
     exec_form: bool = False,
     maybe_set: Collection[str] | None = None,
+    envsubst_template: bool = False,
 ) -> ServingConfig:
     """Parse ``text-generation-launcher`` arguments plus their env-var equivalents.
 
     ``exec_form``: the words reach the launcher without a shell; else a bare ``$ARGS`` word, which the shell makes
     any words, leaves the arguments not all read (:func:`kvlint.engines.options.bare_expansion_unread`), as vLLM's,
     when its variable is among ``maybe_set`` (the names that may be set to words kvlint cannot see; None: judged from
-    ``container``'s env).
+    ``container``'s env). ``envsubst_template``: the manifest is a template for envsubst (KV002), which replaces an
+    option's value ``$VAR`` before the launcher sees it (:func:`kvlint.engines.options.literal_dollar`).
 
     ``flags`` are keyed by the launcher's field names (``num_shard``, ``max_total_tokens``,
     ``max_input_tokens`` — ``max_input_length`` is stored under ``max_input_tokens`` too, as the launcher
@@ -510,6 +513,8 @@ def parse_tgi_argv(
     i, n = 0, len(argv)
     while i < n:
         tok, loc, src = argv[i], locs[i], sources[i]
+        quoted = src == QUOTED_SOURCE  # a script's '$ARGS': the launcher gets the text, as in exec form
+        src = "arg" if quoted else src
         i += 1
         since = _short_missing(tok, version)
         if since is not None:
@@ -541,10 +546,12 @@ def parse_tgi_argv(
             tok = cluster[-1]
         tok = _long_form(tok, version) or tok
         if not tok.startswith("--"):
-            if unseen is None and not exec_form and bare_expansion(tok):
+            if unseen is None and not (exec_form or quoted) and bare_expansion(tok):
                 unseen = (tok, loc)
-            if exec_form and bare_expansion(tok):
-                col.literal_reference(tok, loc, where)  # no shell: the launcher gets "$EXTRA_ARGS" itself
+            if (exec_form or quoted) and bare_expansion(tok):
+                col.literal_reference(
+                    tok, loc, where, quoted=quoted and not exec_form
+                )  # no shell: the launcher gets "$EXTRA_ARGS" itself
             elif tok and not UNRESOLVED_RE.search(tok):
                 spaced = tok.strip().startswith("--")  # " --max-total-tokens": clap takes it for a positional
                 col.unknown(
@@ -626,11 +633,13 @@ def parse_tgi_argv(
             raw = explicit
         elif i < n:
             raw, loc, src = argv[i], locs[i] or loc, sources[i]
+            quoted = src == QUOTED_SOURCE  # a script's '$TP': the engine parses the text
+            src = "arg" if quoted else src
             i += 1
         else:
             col.invalid(opt, "", loc, "expected a value")
             continue
-        literal = literal_dollar(raw, exec_form)
+        literal = literal_dollar(raw, exec_form or quoted, envsubst_template)
         if UNRESOLVED_RE.search(raw) and dest != "model_id" and literal is None:
             col.unresolved_value(dest, unresolved_why(opt, raw), loc)
             continue
@@ -643,7 +652,7 @@ def parse_tgi_argv(
         ok, value = (True, raw) if dest == "model_id" else _convert(col, opt, dest, raw, loc)
         if literal is not None:
             literal_dollar_said(
-                col, before, raw, literal
+                col, before, raw, literal, quoted=quoted and not exec_form
             )  # exec form: clap parses the text "$NUM_SHARD" itself
         if ok:
             key = "max_input_tokens" if dest == "max_input_length" else dest

@@ -38,6 +38,7 @@ from kvlint.engines import vllm_flags_data as data
 from kvlint.engines import vllm_grpc_data as grpc_data
 from kvlint.engines.options import (
     LAYOUT_DESTS,
+    QUOTED_SOURCE,
     SPEC_SHORTHANDS,
     Collector,
     ConfigReads,
@@ -1020,14 +1021,18 @@ class _Parser:
         *,
         positional_model: bool = True,
         exec_form: bool = False,
+        envsubst_template: bool = False,
     ) -> str | None:
         """Parse ``argv``; return the ``--config`` path when one was given (handled by the caller). With
         ``exec_form`` (no shell between the manifest and vLLM) a bare ``$VAR`` word is read as the literal text
-        vLLM receives."""
+        vLLM receives, and an option's value ``$VAR`` too unless the manifest is an envsubst template
+        (``envsubst_template``, :func:`kvlint.engines.options.literal_dollar`)."""
         config_path: str | None = None
         i, n = 0, len(argv)
         while i < n:
             tok, loc, src = argv[i], locs[i], sources[i]
+            quoted = src == QUOTED_SOURCE  # a script's '$ARGS': vLLM gets the text, as in exec form
+            src = "arg" if quoted else src
             i += 1
             if (
                 tok == "--"
@@ -1037,7 +1042,7 @@ class _Parser:
             ):
                 continue  # empty, end of options, or a Go/Helm template action (reported by the loader)
             if not tok.startswith("-") or _is_number(tok):
-                if not exec_form and bare_expansion(tok):
+                if not (exec_form or quoted) and bare_expansion(tok):
                     # a bare unresolved ``$ARGS``: may expand to any options; cannot be read (the settings they may
                     # give are not taken at the defaults: arguments_not_all_read, once the command is read)
                     if self.unseen is None:
@@ -1063,9 +1068,9 @@ class _Parser:
                         and not argv[i].startswith("-")
                     ):
                         i += 1
-                elif exec_form and bare_expansion(tok):
-                    # no shell between the manifest and vLLM: it gets "$EXTRA_ARGS" itself
-                    self.col.literal_reference(tok, loc, self.where)
+                elif (exec_form or quoted) and bare_expansion(tok):
+                    # no shell between the manifest and vLLM (or a quoted word): it gets "$EXTRA_ARGS" itself
+                    self.col.literal_reference(tok, loc, self.where, quoted=quoted and not exec_form)
                 else:
                     self.col.unknown(tok, loc, self.where, [], extra=" (unexpected positional argument)")
                 continue
@@ -1227,6 +1232,8 @@ class _Parser:
                     self.col.invalid(canon, "", loc, "expected a value")
                     continue
                 raw, loc, src = argv[i], locs[i] or loc, sources[i]
+                quoted = src == QUOTED_SOURCE  # a script's '$TP': the engine parses the text
+                src = "arg" if quoted else src
                 i += 1
             else:
                 raw = explicit
@@ -1258,7 +1265,7 @@ class _Parser:
                 node[keys[-1]] = parse_json_or_str(raw) if raw[:1] in "{[" else _scalar(raw)
                 self.col.flags[dest] = Value(merged, loc, f"{opt}.{sub_key}={raw}", src)
                 continue
-            literal = literal_dollar(raw, exec_form)
+            literal = literal_dollar(raw, exec_form or quoted, envsubst_template)
             if unresolved(raw) and literal is None:
                 if dest in INT_DESTS or dest in FLOAT_DESTS:
                     why = unresolved_why(canon, raw)
@@ -1274,7 +1281,7 @@ class _Parser:
             ok, value = self.convert(canon, dest, raw, loc)
             if literal is not None:
                 # exec form: vLLM parses the text "$TP" itself (an int option refuses it)
-                literal_dollar_said(self.col, before, raw, literal)
+                literal_dollar_said(self.col, before, raw, literal, quoted=quoted and not exec_form)
             if ok:
                 if dest == "served_model_name" and isinstance(value, str):
                     value = [value]
@@ -1958,6 +1965,7 @@ def parse_vllm_argv(
     exec_form: bool = False,
     grpc: str = "",
     maybe_set: Collection[str] | None = None,
+    envsubst_template: bool = False,
 ) -> ServingConfig:
     """Parse the arguments that follow ``vllm serve`` (or ``python -m vllm.entrypoints.openai.api_server``).
 
@@ -1980,6 +1988,8 @@ def parse_vllm_argv(
         exec_form: the words reach vLLM without a shell (:attr:`kvlint.types.ServingConfig.exec_form`): a bare
             ``$VAR`` / ``${VAR}`` word is vLLM's literal text (a positional one its MODEL), not arguments a shell
             would expand.
+        envsubst_template: the manifest is a template for envsubst (KV002), which replaces an option's value
+            ``$VAR`` before the engine sees it (:func:`kvlint.engines.options.literal_dollar`).
         grpc: the module of vLLM's gRPC server the arguments are given to (``vllm.entrypoints.grpc_server`` or
             ``vllm.entrypoints.launchers.grpc_server``), which does not take the OpenAI server's own options
             (KV205, :meth:`_Parser._openai_only`, which names it); "" for another entrypoint.
@@ -2027,7 +2037,14 @@ def parse_vllm_argv(
             k += 1
         argv, locs, sources = [argv[i] for i in kept], [locs[i] for i in kept], [sources[i] for i in kept]
     p = _Parser(version, env, runtime_template, grpc)
-    config_path = p.run(argv, locs, sources, positional_model=positional_model, exec_form=exec_form)
+    config_path = p.run(
+        argv,
+        locs,
+        sources,
+        positional_model=positional_model,
+        exec_form=exec_form,
+        envsubst_template=envsubst_template,
+    )
     if config_path is not None and config_path.split(".")[-1] not in ("yaml", "yml"):
         # vLLM stops before it opens the file: FlexibleArgumentParser.load_config_file raises ValueError
         # "Config file must be of a yaml/yml type." for a path whose text after its last "." (case kept) is not
