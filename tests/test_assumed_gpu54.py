@@ -69,3 +69,33 @@ def test_the_corpus_v100_sample_is_not_an_error() -> None:
     (kv103,) = [d for d in result.diagnostics if d.rule == "KV103"]
     assert kv103.severity == "warning" and "fits on Tesla V100-SXM2-32GB" in kv103.message
     assert not [d for d in result.diagnostics if d.severity == "error"]
+
+
+_NEURON = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: n}
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: example.com/team/vllm-neuron:v1
+        command: [/usr/local/bin/run.sh]
+        env:
+        - {name: MODEL, value: meta-llama/Llama-3.1-8B-Instruct}
+        - {name: MAX_MODEL_LEN, value: "8192"}
+        resources: {limits: {%s: 1}}
+"""
+
+
+@pytest.mark.parametrize("resource", ["aws.amazon.com/neuron", "aws.amazon.com/neuroncore"])
+def test_an_env_read_launch_on_a_neuron_device_names_the_device_not_the_layout(resource: str) -> None:
+    """A custom image started from its env on a Neuron device (the awslabs trn1 LeaderWorkerSet in the corpus) is
+    not sized because Neuron is not a CUDA/ROCm GPU; KV503 said "the GPU layout may be among them"."""
+    result = run_documents(load_text(_NEURON % resource, "n.yaml"), Options(allow_hub=False))
+    kv503 = [d for d in result.diagnostics if d.rule == "KV503" and "from the container env" in d.message]
+    assert kv503, [d.message for d in result.diagnostics]
+    (d,) = kv503
+    assert f"requests {resource}, not a CUDA/ROCm GPU" in d.message, d.message
+    assert "GPU layout" not in d.message, d.message
