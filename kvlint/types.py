@@ -846,7 +846,7 @@ class Placement:
         assumed: why the accelerator is kvlint's reading of a label whose values no documentation lists, in words
             (Volcengine VKE's ``gpu-name`` read with GFD's spelling of the NVML name); None when a documented label,
             the annotation or ``--accelerator`` named it. A capacity error on such a placement whose
-            :attr:`candidates` disagree (one fits) is a warning (:func:`kvlint.pipeline.run_documents`).
+            :attr:`candidates` disagree (one fits) is a warning (``kvlint.pipeline._with_candidates``).
     """
 
     accelerator: Accelerator | None
