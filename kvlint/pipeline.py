@@ -1189,7 +1189,12 @@ def _capacity_rules() -> frozenset[str]:
 def _with_candidates(cr: ContainerResult, diags: list[Diagnostic], options: Options) -> list[Diagnostic]:
     """When the scheduling constraints leave several GPU types (``Placement.candidates``), the worst case
     (smallest memory) decides the diagnostics; each capacity finding then names, per candidate, whether
-    the workload fits there (re-planned on that GPU)."""
+    the workload fits there (re-planned on that GPU). When the GPU was only assumed
+    (:attr:`~kvlint.types.Placement.assumed`: a label whose values no documentation lists, VKE's ``gpu-name``) and
+    one of the candidates fits, each capacity error is made a warning that says so and names the boards that fit:
+    the failure rests on kvlint's choice of the smallest board, not on a fact of the manifest (as
+    :func:`_on_assumed_env` does for an engine option read from the env). A placement read from a documented label
+    (GFD's product, GKE's accelerator, an EC2 instance type) keeps its errors."""
     p = cr.placement
     if p is None or len(p.candidates) < 2 or cr.model is None:
         return diags
@@ -1198,14 +1203,32 @@ def _with_candidates(cr: ContainerResult, diags: list[Diagnostic], options: Opti
         return diags
     replan, check_container = _stage.replan, _runner.check_container
     verdicts: list[str] = []
+    fits: list[str] = []
     for acc in p.candidates:
         placement = replace(p, accelerator=acc, candidates=())
         detail = replan(cr, placement)
         sub = replace(cr, placement=placement, plan_detail=detail, plan=detail.plan if detail else None)
         found = sorted({d.rule for d in check_container(sub, options) if d.rule in capacity})
         verdicts.append(f"{acc.name} {'fails (' + ', '.join(found) + ')' if found else 'fits'}")
+        if not found:
+            fits.append(acc.name)
     note = "; the scheduling constraints allow several GPU types, checked on each: " + ", ".join(verdicts)
-    return [replace(d, message=d.message + note) if d.rule in capacity else d for d in diags]
+    demote = bool(p.assumed and fits and len(fits) < len(p.candidates))
+    assumed = (
+        f"; a warning, not an error: the GPU is assumed ({p.assumed}) and the workload fits on {', '.join(fits)}"
+        if demote
+        else ""
+    )
+    return [
+        replace(
+            d,
+            message=d.message + note + (assumed if d.severity == "error" else ""),
+            severity="warning" if demote and d.severity == "error" else d.severity,
+        )
+        if d.rule in capacity
+        else d
+        for d in diags
+    ]
 
 
 def _on_assumed_env(cr: ContainerResult, diags: list[Diagnostic]) -> list[Diagnostic]:

@@ -843,6 +843,10 @@ class Placement:
         device_share: the part of the board the engine's device is, in a few words (``CPX partition``, ``1/2 vGPU``),
             when :attr:`memory_bytes_override` holds that part's memory and it is not a MIG slice; None otherwise.
             :attr:`device_name` names the device with it.
+        assumed: why the accelerator is kvlint's reading of a label whose values no documentation lists, in words
+            (Volcengine VKE's ``gpu-name`` read with GFD's spelling of the NVML name); None when a documented label,
+            the annotation or ``--accelerator`` named it. A capacity error on such a placement whose
+            :attr:`candidates` disagree (one fits) is a warning (``kvlint.pipeline._with_candidates``).
     """
 
     accelerator: Accelerator | None
@@ -866,6 +870,7 @@ class Placement:
     amd_partition: str | None = None
     amd_partition_label: str | None = None
     device_share: str | None = None
+    assumed: str | None = None
 
     @property
     def device_name(self) -> str | None:

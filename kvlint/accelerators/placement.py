@@ -163,6 +163,9 @@ class _Cand:
     label_bytes: int | None = None
     #: the part of the board :attr:`label_bytes` is, in a few words (a fractional instance type's ``1/2 vGPU``)
     share: str | None = None
+    #: why the GPU this value names is kvlint's assumption, not the label's documented meaning (VKE's
+    #: ``gpu-name`` read with GFD's spelling): :attr:`kvlint.types.Placement.assumed`
+    assumed: str | None = None
 
     @property
     def memory(self) -> int:
@@ -192,6 +195,8 @@ class _Decision:
     mig_unknown: str | None = None
     #: the part of the board :attr:`mig_bytes` is when not a MIG slice (:attr:`kvlint.types.Placement.device_share`)
     share: str | None = None
+    #: the GPU was read on an assumption (:attr:`_Cand.assumed`, :attr:`kvlint.types.Placement.assumed`)
+    assumed: str | None = None
 
 
 def _as_int(value: Any) -> int | None:
@@ -492,9 +497,10 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             c.notes.append(f"{key}={v} may be {names}: chose the smallest, {acc.id} (conservative)")
         if key == VKE_GPU_NAME:
             # the spelling is an assumption (VKE_GPU_NAME): the user sees it beside the GPU it decided
-            c.notes.append(
+            c.assumed = (
                 f"{key} read as GFD's spelling of the NVML name: assumed, VKE's value list was not found"
             )
+            c.notes.append(c.assumed)
         c.acc = acc
         return c
     if key in (AMD_PRODUCT, AMD_PRODUCT_BETA):
@@ -744,6 +750,7 @@ def _combine(cands: list[_Cand], how: str) -> _Decision:
         mig_profile=best.mig_profile if best.mig_bytes else None,
         mig_unknown=best.mig_unknown,
         share=best.share if best.label_bytes and not best.mig_bytes else None,
+        assumed=best.assumed,
     )
 
 
@@ -2128,6 +2135,7 @@ def _finish(
         amd_partition=part_mode if acc is None or acc.vendor == "amd" else None,
         amd_partition_label=part_label if part_mode and (acc is None or acc.vendor == "amd") else None,
         device_share=device_share if override_bytes and not gpu_memory_bytes and not mig_profile else None,
+        assumed=decision.assumed if acc is not None else None,
     )
 
 

@@ -93,7 +93,7 @@ from kvlint.engines.shell import (
 from kvlint.engines.substratus import entrypoint_argv, runs_env_entrypoint
 from kvlint.engines.tgi import parse_tgi_argv
 from kvlint.engines.vllm import parse_vllm_argv
-from kvlint.gpu_resources import is_gpu_resource
+from kvlint.gpu_resources import NON_GPU_RESOURCES, is_gpu_resource
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.statement import clip
 from kvlint.template_params import TemplateText, offsets_through, written_offsets
@@ -3560,7 +3560,14 @@ def parse_container(
                 starter = "vllm serve" if engine == "vllm" else "python3 -m sglang.launch_server"
                 shown = starter + " " + " ".join(it.text for it in argv)
                 launched_from_env(
-                    cfg, reason, clip(shown, 200), names, where, _gpu_count(container), max(group_pods, 1)
+                    cfg,
+                    reason,
+                    clip(shown, 200),
+                    names,
+                    where,
+                    _gpu_count(container),
+                    max(group_pods, 1),
+                    _non_gpu_device(container),
                 )
                 return cfg
     return _kv503(
@@ -3676,6 +3683,22 @@ def _gpu_count(container: Mapping) -> int | None:
             counts = [digits(str(v).strip()) for k, v in block.items() if is_gpu_resource(str(k))]
             if counts:
                 return counts[0] if len(counts) == 1 else None
+    return None
+
+
+def _non_gpu_device(container: Mapping) -> str | None:
+    """The accelerator resource ``container`` requests in ``limits`` or ``requests`` when it is not a CUDA/ROCm GPU
+    (AWS Neuron, TPU, Gaudi, Ascend: :data:`kvlint.gpu_resources.NON_GPU_RESOURCES`), as written; None otherwise.
+    :func:`_gpu_count` counts such a request as GPUs; this says which device it is."""
+    res = container.get("resources")
+    if not isinstance(res, Mapping):
+        return None
+    for section in ("limits", "requests"):
+        block = res.get(section)
+        if isinstance(block, Mapping):
+            for k in block:
+                if str(k) in NON_GPU_RESOURCES:
+                    return str(k)
     return None
 
 

@@ -325,6 +325,7 @@ def launched_from_env(
     loc: Loc | None,
     gpus: int | None,
     pods: int = 1,
+    device: str | None = None,
 ) -> None:
     """The engine of ``cfg`` read from the container's env rather than from a command line the manifest holds
     (``why``: its image's entrypoint, or a script of the image, starts the engine; ``command``: the engine command
@@ -339,7 +340,10 @@ def launched_from_env(
     leads (a LeaderWorkerSet of ``size: 2``), whose GPUs a multi-node engine's ``tensor x pipeline`` workers span
     (vllm@0.11.0 ``vllm/config/parallel.py::ParallelConfig.world_size``; SGLang's ``--nnodes``): the layout is then
     the env's only when its sizes use the ``gpus x pods`` GPUs of the group (``TENSOR_PARALLEL_SIZE=8`` alone on two
-    8-GPU pods leaves the pipeline size unknown). A KV503 warning at ``loc`` says what was read and assumed."""
+    8-GPU pods leaves the pipeline size unknown). ``device``: the container resource of an accelerator that is not a
+    CUDA/ROCm GPU (``aws.amazon.com/neuron``, :data:`kvlint.gpu_resources.NON_GPU_RESOURCES`), or None: the container
+    is then not sized because kvlint has no memory model for that device (KV501), whatever the layout, and the
+    warning says so rather than blame the layout. A KV503 warning at ``loc`` says what was read and assumed."""
     used = 1
     for dest in _NODE_LAYOUT.get(cfg.engine, ()):
         size = cfg.get(dest)
@@ -362,7 +366,9 @@ def launched_from_env(
             f"{', '.join(names)}) as `{command}`, assuming the entrypoint passes these variables as the options "
             "they are named after; the settings the env does not give are not assumed to be the engine defaults"
             + (
-                "; the GPU layout may be among them, so the container is not sized"
+                f"; the container requests {device}, not a CUDA/ROCm GPU, so it is not sized (KV501)"
+                if device
+                else "; the GPU layout may be among them, so the container is not sized"
                 if layout
                 else f"; the pod's {gpus} GPU{'s set' if gpus != 1 else ' sets'} the GPU layout"
                 if layout_full and pods <= 1
