@@ -91,3 +91,19 @@ def test_a_huge_or_malformed_range_is_refused_without_a_traceback(tmp_path: Path
     pin = read_requirement("vllm" + spec)
     assert pin is None or len(pin.spec) <= MAX_SPECIFIER_CHARS
     _run(tmp_path, f"pip install 'vllm{spec[:3000]}'")
+
+
+def test_an_engine_version_outside_the_range_is_replaced_and_the_assumption_said(tmp_path: Path) -> None:
+    # --engine-version names the release the image carries; pip replaces it with one the range admits
+    p = tmp_path / "pod.yaml"
+    p.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n  - name: engine\n"
+        "    image: python:3.12\n    command: [/bin/sh, -c]\n    args:\n    - |\n"
+        "      pip install 'vllm>=0.9.0,<0.10'\n      vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 8192\n"
+        "    resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    r = run_check([str(p)], Options(allow_hub=False, engine_version=NEWEST_VLLM))
+    (cr,) = r.containers
+    assert cr.serving.version == _newest_in("0.9.0", "0.10")
+    (msg,) = [d.message for d in r.diagnostics if d.rule == "KV208"]
+    assert "within the range" in msg, msg

@@ -230,7 +230,7 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
                 if guessed
                 else "check the image tag, or pass --engine-version with the release the image really runs",
             )
-        elif s.install_range and s.installed_by and not ctx.options.engine_version:
+        elif s.install_range and s.installed_by:
             # pip install "vllm>=0.9,<0.10": pip installs the newest release its index holds in the range, taken
             # as the newest kvlint models in it (kvlint.engines.command._ranged); a later one in the range may run
             yield ctx.finding(
