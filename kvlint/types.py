@@ -542,6 +542,9 @@ class ServingConfig:
     installed_by: str = ""
     installed_loc: Loc | None = None
     install_upgrades: bool = False
+    #: the version range the pip install admits (``<0.10,>=0.9``) when the release is not pinned but taken as the
+    #: newest release kvlint models in it (pip installs the newest its index holds in the range), else ""
+    install_range: str = ""
     #: the unpinned install builds the engine from its source repository at a branch or commit (``pip install
     #: git+https://github.com/vllm-project/vllm.git``): the newest code on the day, not a release
     install_from_source: bool = False

@@ -36,7 +36,7 @@ FORK = "https://github.com/HabanaAI/vllm-fork.git"
 )
 def test_vcs_requirement_of_an_engine_source(req: str, pin: tuple[str, str | None] | None) -> None:
     got = read_requirement(req)
-    assert (tuple(got) if got is not None else None) == pin
+    assert ((got.project, got.release) if got is not None else None) == pin
 
 
 def _version(tmp_path: Path, script: str, image: str = "vllm/vllm-openai:v0.10.2") -> str | None:

@@ -66,6 +66,8 @@ from kvlint.engines.requirements import (
     Pin,
     RequirementReader,
     dev_placeholder_wheel,
+    newest_admitted,
+    range_admits,
     ref_release,
     source_repository,
 )
@@ -1089,6 +1091,11 @@ class _Found:
     #: the uv tool runner that installs the engine instead of a pip command (``uvx``, ``uv tool run``:
     #: :func:`_uv_tool_runner`); "" when none
     install_runner: str = ""
+    #: the version range the script's pip install admits (``<0.10,>=0.9``) when :attr:`installed` is only the
+    #: newest release kvlint models in it (:func:`_ranged`), else ""
+    install_range: str = ""
+    #: that pip install upgrades (``-U``: :func:`_upgrades`), so it replaces an installed release the range admits
+    range_upgrades: bool = False
     #: the last pip command of the script that installs the engine, pinned or not: its words after ``install``
     #: (:func:`_pip_words`), its text and where it is (:attr:`kvlint.types.ServingConfig.pip_args`)
     pip_args: tuple[str, ...] = ()
@@ -1492,6 +1499,9 @@ def _scan_shell(
                 continue
             found.installed = got or None
             found.upgraded = not got
+            ranged = _ranged(_pip_engine_pins(_pip_words(t), engine, reader) or [], engine) if got else None
+            found.install_range = ranged[1] if ranged is not None and ranged[0] == got else ""
+            found.range_upgrades = bool(found.install_range) and _upgrades(t, _pip_words(t) or (), engine)
             found.from_source = not got and any(_from_source_branch(w, engine) for w in _pip_words(t) or ())
             found.main_index = (
                 (_vllm_main_index(t, env, script) or _dev_wheel(_pip_words(t) or (), engine) or "")
@@ -2029,6 +2039,9 @@ def _pip_install(words: Sequence[str], engine: str, reader: RequirementReader | 
     pinned = _last_release(pins)
     if pinned is not None:
         return pinned
+    ranged = _ranged(pins, engine)
+    if ranged is not None:
+        return ranged[0]
     if _upgrades(words, args or (), engine) and any(pin.release is None for pin in pins):
         return ""
     if any(_from_source_branch(w, engine) for w in args or ()):
@@ -2126,6 +2139,23 @@ def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
     (``--target DIR``, ``--prefix``, ``--root``, ``--dry-run``)."""
     pins = _pip_engine_pins(_pip_words(words), engine, RequirementReader(engine))
     return None if pins is None or _conflicting(pins) else _last_release(pins)
+
+
+def _ranged(pins: Sequence[Pin], engine: str) -> tuple[str, str] | None:
+    """``(release, range)`` for the last of ``pins`` that installs vLLM within a version range (``vllm>=0.9,<0.10``,
+    ``vllm~=0.9.1``): pip installs the newest release its index holds that the range admits, taken here as the
+    newest release kvlint models in it (:func:`kvlint.engines.requirements.newest_admitted` over
+    :data:`kvlint.engines.vllm_flags_data.VERSIONS`). None when no pin has a range, the engine is not vLLM, or the
+    range admits the newest release kvlint models (pip may take a newer one: the release stays unknown)."""
+    if engine != "vllm":
+        return None
+    from kvlint.engines.vllm_flags_data import VERSIONS
+
+    for pin in reversed(pins):
+        if pin.spec:
+            release = newest_admitted(pin.spec, VERSIONS)
+            return None if release is None else (release, pin.spec)
+    return None
 
 
 def _conflicting(pins: Sequence[Pin]) -> bool:
@@ -2740,6 +2770,7 @@ def _script_facts(cfg: ServingConfig, found: _Found, env_locs: Mapping[str, Loc 
         cfg.install_from_source = found.from_source
         cfg.install_main_index = found.main_index
         cfg.install_runner = found.install_runner
+        cfg.install_range = found.install_range
     if found.pip_args:
         cfg.pip_args, cfg.pip_text, cfg.pip_loc = found.pip_args, found.pip_text, found.pip_loc
         cfg.pip_elsewhere = found.pip_elsewhere
@@ -2900,6 +2931,13 @@ def _dispatch(
     # RayService's runtime_env.pip pin, which Ray installs over the image (parse_container's installed_release)
     # an unpinned upgrade (pip install -U vllm) leaves the release unknown: the image's tag no longer says it
     # (--engine-version still does)
+    if found.install_range and not found.range_upgrades:
+        # pip install "vllm>=0.9,<0.10" without -U over an image (or --engine-version) whose release the range
+        # admits: "Requirement already satisfied", pip keeps it (pip/_internal/resolution/resolvelib/factory.py
+        # prefers the installed candidate unless upgrading); only a release outside the range is replaced
+        carried = engine_release(image, found.engine, version_override)
+        if carried is not None and range_admits(found.install_range, carried):
+            found.installed, found.install_text, found.install_range = None, "", ""
     version = found.installed or (
         version_override if found.upgraded else engine_release(image, found.engine, version_override)
     )

@@ -16,17 +16,21 @@ reference to a wheel (``vllm @ https://.../vllm-0.8.5-cp38-abi3-manylinux1_x86_6
 ``vllm==0.6.*``, ``vllm>=0.6,==0.6.3`` and a reference to a source tree (``vllm @ git+https://...``) name the
 project but pin no release kvlint can read, except a release tag of the engine's own source repository
 (``git+https://github.com/vllm-project/vllm@v0.8.5``, HabanaAI's fork ``...vllm-fork.git@v0.7.2+Gaudi-1.21.0``:
-:data:`ENGINE_SOURCES`), which builds that release. An environment marker is not evaluated (the container's Python is not
+:data:`ENGINE_SOURCES`), which builds that release. A requirement that pins no release keeps its version range
+(:attr:`Pin.spec`), from which :func:`newest_admitted` reads the newest modelled release pip would install in
+it. An environment marker is not evaluated (the container's Python is not
 known): the pin is taken as applying.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
@@ -37,6 +41,8 @@ __all__ = [
     "Pin",
     "RequirementReader",
     "dev_placeholder_wheel",
+    "newest_admitted",
+    "range_admits",
     "read_requirement",
     "ref_release",
     "source_repository",
@@ -51,6 +57,8 @@ MAX_REQUIREMENT_CHARS = 2000
 PARSE_BUDGET_CHARS = 16_000
 #: A release number's parts kvlint takes: at most 4 digits each (``99999999999999999999.0`` names no release).
 _MAX_PART_DIGITS = 4
+#: Longer version ranges are not read (a real one, ``>=0.8.5,<0.9``, is a few dozen characters).
+MAX_SPECIFIER_CHARS = 200
 _NUMBER = re.compile(r"\d+")
 
 
@@ -60,6 +68,9 @@ class Pin(NamedTuple):
 
     project: str
     release: str | None
+    #: the version range the requirement admits when it pins no single release (``>=0.9,<0.10``, as
+    #: ``packaging`` prints the specifier set, at most :data:`MAX_SPECIFIER_CHARS` characters), else ""
+    spec: str = ""
 
 
 def _release(text: str) -> str | None:
@@ -196,8 +207,50 @@ def read_requirement(text: str) -> Pin | None:
         return wheel
     clauses = list(req.specifier)
     if len(clauses) != 1 or clauses[0].operator not in ("==", "===") or clauses[0].version.endswith(".*"):
-        return Pin(project, None)
+        # lower bounds first, as a range is written (packaging prints the clauses sorted as text: <0.10,>=0.9)
+        spec = ",".join(sorted((str(c) for c in clauses), key=lambda c: c[:1] in "<!"))
+        return Pin(project, None, spec if len(spec) <= MAX_SPECIFIER_CHARS else "")
     return Pin(project, _release(clauses[0].version))
+
+
+def _specifiers(spec: str) -> SpecifierSet | None:
+    """``spec`` read as a PEP 440 specifier set, None when it is empty, longer than :data:`MAX_SPECIFIER_CHARS`
+    characters (not parsed: clipped before ``packaging`` sees it) or malformed."""
+    if not isinstance(spec, str) or not spec or len(spec) > MAX_SPECIFIER_CHARS:
+        return None
+    try:
+        return SpecifierSet(spec)
+    except InvalidSpecifier:
+        return None
+
+
+def range_admits(spec: str, release: str) -> bool:
+    """Whether the version range ``spec`` (``>=0.9,<0.10``) admits ``release`` (``0.9.1``; a local label such as
+    ``+cu118`` dropped), as pip decides whether an installed release satisfies a requirement; False when either
+    is unreadable (:func:`_specifiers`, :func:`_release`)."""
+    ranged, public = _specifiers(spec), _release(release)
+    return ranged is not None and public is not None and ranged.contains(public, prereleases=True)
+
+
+def newest_admitted(spec: str, releases: Sequence[str]) -> str | None:
+    """The newest of ``releases`` (the releases kvlint models, any order) the version range ``spec`` admits
+    (``>=0.9,<0.10``, ``~=0.9.1``, ``<0.10``), read with ``packaging.specifiers.SpecifierSet`` as pip reads it
+    (pre-releases only when the range names one, PEP 440); pip installs the newest release on its index the
+    range admits (``pip/_internal/resolution/resolvelib/factory.py``, candidates tried newest first). None when
+    the range admits the newest of ``releases`` (a release newer than kvlint models may be the one pip takes),
+    admits none of them, is empty, longer than :data:`MAX_SPECIFIER_CHARS` characters (not parsed), or is not
+    a PEP 440 specifier set."""
+    ranged = _specifiers(spec)
+    if ranged is None or not releases:
+        return None
+    try:
+        versions = sorted((Version(r), r) for r in releases)
+    except InvalidVersion:
+        return None
+    admitted = [r for v, r in versions if ranged.contains(v)]
+    if not admitted or admitted[-1] == versions[-1][1]:
+        return None
+    return admitted[-1]
 
 
 class RequirementReader:

@@ -230,6 +230,19 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
                 if guessed
                 else "check the image tag, or pass --engine-version with the release the image really runs",
             )
+        elif s.install_range and s.installed_by:
+            # pip install "vllm>=0.9,<0.10": pip installs the newest release its index holds in the range, taken
+            # as the newest kvlint models in it (kvlint.engines.command._ranged); a later one in the range may run
+            yield ctx.finding(
+                f"the container's script installs vLLM within the range {s.install_range} ({_pip_at(s)}), not one "
+                "release: the installer takes the newest release in that range on its index the day the pod "
+                f"starts, which may be later than {s.version}, the newest kvlint models in the range; "
+                f"{_assumed(ctx, s.version)}",
+                s.installed_loc or s.command_loc,
+                fix=f"pin the release in that pip install (vllm=={s.version}), or pass --engine-version with the "
+                "release it installs",
+                severity="info",
+            )
         return
     if s.version is None and s.install_upgrades:
         # pip install -U vllm in the script: pip replaces the image's release with the newest on the day the pod

@@ -191,7 +191,7 @@ def _pypi_wheel_finding(ctx: RuleContext, where: str) -> Diagnostic:
     Python (:func:`_image_python`: the wheels are cp312 only)."""
     s = ctx.serving
     variant, first, last = VLLM_ROCM_WHEELS
-    pinned = s.version if s.installed_by and not s.install_upgrades else None
+    pinned = s.version if s.installed_by and not s.install_upgrades and not s.install_range else None
     pinned_v = parse_version(pinned) if pinned is not None else None
     on_index = pinned_v is not None and parse_version(first) <= pinned_v <= parse_version(last)
     release, label = last, variant  # the remedy's release and its wheel's variant
