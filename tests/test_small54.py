@@ -1,0 +1,40 @@
+"""Three inputs the API server, a Kubernetes quantity or GFD read otherwise than kvlint did (branch small54)."""
+
+from __future__ import annotations
+
+from kvlint.load import load_text
+from kvlint.pipeline import Options, run_documents
+
+_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+%s  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.8.5
+    args: ["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--max-model-len", "4096"]
+    resources:
+      limits:
+%s"""
+
+
+def _findings(node: str, limits: str) -> list[tuple[str, str, str, int | None]]:
+    res = run_documents(load_text(_POD % (node, limits), "p.yaml"), Options(allow_hub=False))
+    return [(d.rule, d.severity, d.message, d.loc.line if d.loc else None) for d in res.diagnostics]
+
+
+def test_a_requests_prefixed_gpu_resource_name_is_refused_as_the_api_server_refuses_it() -> None:
+    """Kubernetes' ``IsExtendedResourceName`` (pkg/apis/core/helper/helpers.go) refuses a container resource name
+    starting with ``requests.`` (the prefix a ResourceQuota gives one): the pod is rejected ("doesn't follow
+    extended resource name standard"). KV409 said nothing of ``requests.nvidia.com/gpu``; it is now an error at
+    its line, suggesting nvidia.com/gpu, while a non-GPU ``requests.`` name and nvidia.com/gpu itself are left."""
+    got = _findings("", "        requests.nvidia.com/gpu: 1\n        nvidia.com/gpu: 1\n")
+    kv409 = [f for f in got if f[0] == "KV409"]
+    assert len(kv409) == 1, got
+    rule, severity, message, line = kv409[0]
+    assert severity == "error" and line == 11, kv409  # the requests.nvidia.com/gpu line
+    assert "requests.nvidia.com/gpu" in message and "IsExtendedResourceName" in message, message
+    assert "did you mean nvidia.com/gpu" in message, message
+    plain = _findings("", "        nvidia.com/gpu: 1\n        requests.example.com/widget: 1\n")
+    assert not [f for f in plain if f[0] == "KV409"], plain
