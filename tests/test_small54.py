@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import click
+import pytest
+
 from kvlint.load import load_text
 from kvlint.pipeline import Options, run_documents
+from kvlint.webhook.cli import build_settings
 
 _POD = """\
 apiVersion: v1
@@ -38,3 +42,16 @@ def test_a_requests_prefixed_gpu_resource_name_is_refused_as_the_api_server_refu
     assert "did you mean nvidia.com/gpu" in message, message
     plain = _findings("", "        nvidia.com/gpu: 1\n        requests.example.com/widget: 1\n")
     assert not [f for f in plain if f[0] == "KV409"], plain
+
+
+def test_a_lower_case_m_worker_memory_is_a_usage_error_not_megabytes() -> None:
+    """``--worker-memory 512m`` was read as 512 MB; in a Kubernetes quantity ``m`` is milli. It is refused, the
+    error naming the flag and both spellings meant; ``512Mi`` and ``512M`` still read as before."""
+    with pytest.raises(click.UsageError) as exc:
+        build_settings(worker_memory="512m")
+    text = exc.value.format_message()
+    assert "--worker-memory" in text and "512Mi" in text and "512M " in text and "milli" in text, text
+    with pytest.raises(click.UsageError):
+        build_settings(max_request_bytes="3m")
+    assert build_settings(worker_memory="512Mi").worker_memory_bytes == 512 * 2**20
+    assert build_settings(worker_memory="512M").worker_memory_bytes == 512 * 10**6
