@@ -55,3 +55,16 @@ def test_a_lower_case_m_worker_memory_is_a_usage_error_not_megabytes() -> None:
         build_settings(max_request_bytes="3m")
     assert build_settings(worker_memory="512Mi").worker_memory_bytes == 512 * 2**20
     assert build_settings(worker_memory="512M").worker_memory_bytes == 512 * 10**6
+
+
+@pytest.mark.parametrize("product", ["NVIDIA-Acme-X9000", None])
+def test_a_gfd_memory_label_of_a_few_mib_is_a_kv501_not_a_silent_zero_byte_gpu(product: str | None) -> None:
+    """``nvidia.com/gpu.memory: '1'`` (1 MiB) beside an unknown GFD product (or alone) made a GPU of 0 bytes once
+    the driver's reserve was taken off: no plan and no finding at all. A label of no more than that reserve is
+    refused with a KV501 saying it is too small to hold any model, as a label of 0 is."""
+    labels = "      nvidia.com/gpu.memory: '1'\n"
+    if product:
+        labels = f"      nvidia.com/gpu.product: {product}\n" + labels
+    got = _findings("  nodeSelector:\n" + labels, "        nvidia.com/gpu: 1\n")
+    kv501 = [f for f in got if f[0] == "KV501" and "nvidia.com/gpu.memory='1'" in f[2]]
+    assert kv501 and "too small to hold any model" in kv501[0][2], got
