@@ -226,14 +226,24 @@ GFD_MEMORY_MAX_MIB = 1 << 20
 
 
 def _gfd_memory(labels: Labels) -> tuple[int | None, str]:
-    """(``nvidia.com/gpu.memory`` in MiB, "") when the labels give a GPU's memory (1 to :data:`GFD_MEMORY_MAX_MIB`);
-    (None, why it is not read) for a value that is not one; (None, "") when absent or a placeholder to fill in."""
+    """(``nvidia.com/gpu.memory`` in MiB, "") when the labels give a GPU's memory (more than the driver's reserve,
+    :func:`kvlint.accelerators.registry.driver_reserve_mib`, to :data:`GFD_MEMORY_MAX_MIB`); (None, why it is not
+    read) for a value that is not one; (None, "") when absent or a placeholder to fill in. A label of at most the
+    reserve (``'1'``: 1 MiB) left a GPU of 0 bytes once the reserve was taken off
+    (:func:`~kvlint.accelerators.registry.generic_nvidia`), which nothing was planned on and no finding named: it
+    is refused with the reason (KV501 says it)."""
     from kvlint.statement import clip
 
     raw = _first(labels, GFD_MEMORY)
     if raw is None or not raw.strip() or _fill_in(raw):
         return None, ""
     mib = _as_int(raw.strip())
+    reserve = cat.driver_reserve_mib()
+    if mib is not None and 0 < mib <= reserve:
+        return None, (
+            f"{GFD_MEMORY}={clip(raw.strip(), 40)!r} is {mib:,} MiB, no more than the {reserve:,} MiB the NVIDIA "
+            "driver typically keeps of a GPU: too small to hold any model, not read as its memory"
+        )
     if mib is not None and 0 < mib <= GFD_MEMORY_MAX_MIB:
         return mib, ""
     return None, (

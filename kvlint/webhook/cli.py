@@ -44,11 +44,22 @@ def tls_hint(cert: str, key: str, exc: BaseException) -> str:
     return ""
 
 
-def _parse_size(value: str) -> int:
+def _parse_size(value: str, option: str | None = None) -> int:
     """``4194304``, ``4Mi``, ``3MiB``, ``2M`` -> bytes. Raises click.BadParameter, also for what is not a finite
     number (``inf``, ``nan``, ``1e400``: an OverflowError traceback, or Python's own words, before); a negative size
-    is left to the setting's own check (:class:`~kvlint.webhook.review.WebhookSettings`), which names it."""
+    is left to the setting's own check (:class:`~kvlint.webhook.review.WebhookSettings`), which names it. A
+    lower-case ``m`` suffix (``512m``) is refused: in a Kubernetes quantity (apimachinery ``resource.Quantity``,
+    the form a pod's ``memory: 512Mi`` is written in) ``m`` is milli, a thousandth, not mega, so the value is
+    neither read as 512 MB nor as 0.512 bytes; the error (naming ``option``, the flag, when given) says to write
+    ``512Mi`` or ``512M``."""
     text = value.strip()
+    if text.endswith("m"):
+        num = text[:-1].strip()
+        raise click.BadParameter(
+            f"{value!r}: in a Kubernetes quantity 'm' is milli (a thousandth), not mega: write {num or 'N'}Mi "
+            f"(MiB, 2^20 bytes) or {num or 'N'}M (10^6 bytes)",
+            param_hint=option,
+        )
     units = {"ki": 2**10, "mi": 2**20, "gi": 2**30, "k": 10**3, "m": 10**6, "g": 10**9}
     low = text.lower().removesuffix("b")
     suffix = next((u for u in units if low.endswith(u)), "")
@@ -114,7 +125,7 @@ def build_settings(**kw: Any) -> Any:
             mode=kw.get("mode") or "enforce",
             failure_mode=kw.get("failure_mode") or "open",
             timeout_seconds=_given(kw, "timeout", 2.0),
-            max_request_bytes=_parse_size(kw.get("max_request_bytes") or "3Mi"),
+            max_request_bytes=_parse_size(kw.get("max_request_bytes") or "3Mi", "--max-request-bytes"),
             workers=_given(kw, "workers", 2),
             exempt_namespaces=tuple(kw.get("exempt_namespace") or ("kube-system",)),
             trusted_controllers=(
@@ -123,7 +134,7 @@ def build_settings(**kw: Any) -> Any:
                 else DEFAULT_TRUSTED_CONTROLLERS
             ),
             options=options,
-            worker_memory_bytes=_parse_size(kw.get("worker_memory") or "512Mi") or None,
+            worker_memory_bytes=_parse_size(kw.get("worker_memory") or "512Mi", "--worker-memory") or None,
             header_timeout_seconds=_given(kw, "header_timeout", 5.0),
             body_timeout_seconds=_given(kw, "body_timeout", 10.0),
             max_inflight=_given(kw, "max_inflight_reviews", 0),

@@ -2306,6 +2306,24 @@ def is_qualified_name(key: str) -> bool:
     return 0 < len(name) <= 63 and _QUALIFIED_NAME.fullmatch(name) is not None
 
 
+#: The prefix a ResourceQuota gives an extended resource's name (kubernetes ``pkg/apis/core/types.go``
+#: ``DefaultResourceRequestsPrefix``); a container's resource name may not start with it.
+_REQUESTS_PREFIX = "requests."
+
+
+def is_extended_resource_name(key: str) -> bool:
+    """Whether the API server accepts ``key`` (a qualified name with a ``/``) as a container's extended resource
+    name (kubernetes ``pkg/apis/core/helper/helpers.go`` ``IsExtendedResourceName``, called by
+    ``validateContainerResourceName`` in ``pkg/apis/core/validation/validation.go`` for a name with a domain that
+    is not in ``kubernetes.io/``): it refuses a name starting with ``requests.`` and one whose ``requests.``-prefixed
+    form (the ResourceQuota name) is not a qualified name (a domain over 244 characters); a name in the
+    ``kubernetes.io/`` namespace is a native resource it does not judge here (True). A pod naming a refused one is
+    rejected with "doesn't follow extended resource name standard"."""
+    if "/" not in key or "kubernetes.io/" in key:
+        return True
+    return not key.startswith(_REQUESTS_PREFIX) and is_qualified_name(_REQUESTS_PREFIX + key)
+
+
 #: A character no qualified name holds (apimachinery ``qualifiedNameFmt``, ``dns1123SubdomainFmt``): a look-alike
 #: letter (Cyrillic ``і``), a zero-width or no-break space, which a report shows as nothing or as the letter it
 #: resembles.
@@ -2380,6 +2398,12 @@ def invalid_gpu_resources(container: object) -> list[tuple[str, str, str | None]
                 if gpuish or close:
                     out.append((key, section, close or NVIDIA_GPU))
                 continue
+            if not is_extended_resource_name(key):
+                bare = key.removeprefix(_REQUESTS_PREFIX)
+                same = bare if is_gpu_resource(bare) or bare in SHARING_RESOURCES else None
+                if same or gpuish or close or meant:
+                    out.append((key, section, same or close or meant or NVIDIA_GPU))
+                continue
             if close or (gpuish and low.split("/", 1)[0] in ("nvidia.com", "amd.com", "nvidia", "amd")):
                 out.append((key, section, close))
     return out
@@ -2401,6 +2425,17 @@ def gpu_resource_name_invalid(ctx: RuleContext) -> Iterator[Diagnostic]:
                 f"resources.{section} '{key}' is not a valid resource name{odd_character(key)}: the API server "
                 f"rejects the pod, a resource name must be a qualified name, a DNS subdomain, '/' and a name of "
                 f"letters, digits, '-', '_' or '.'{hint}"
+            )
+        elif not is_extended_resource_name(key):
+            why = (
+                f"an extended resource name may not start with '{_REQUESTS_PREFIX}'"
+                if key.startswith(_REQUESTS_PREFIX)
+                else f"its quota name '{_REQUESTS_PREFIX}{key}' is not a qualified name"
+            )
+            msg = (
+                f"resources.{section} '{key}' is not a valid extended resource name ({why}, kubernetes "
+                f"IsExtendedResourceName): the API server rejects the pod ('doesn't follow extended resource name "
+                f"standard'){hint}"
             )
         elif "/" not in key:
             msg = (

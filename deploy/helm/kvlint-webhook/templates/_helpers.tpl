@@ -197,6 +197,10 @@ as 1.073741824e+09) */ -}}
 {{- $units := dict "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "Ei" 1152921504606846976.0 "k" 1000.0 "M" 1000000.0 "G" 1000000000.0 "T" 1000000000000.0 "P" 1000000000000000.0 "E" 1000000000000000000.0 "m" 0.001 -}}
 {{- $pattern := "^([0-9]+[.]?[0-9]*|[.][0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E|m)?$" -}}
 {{- if not .kube -}}
+{{- if hasSuffix "m" $text -}}
+{{- /* the server refuses a lower-case m (milli in a Kubernetes quantity, not mega): kvlint.webhook.cli._parse_size */ -}}
+{{- $text = "" -}}
+{{- end -}}
 {{- $text = lower $text | trimSuffix "b" -}}
 {{- $units = dict "ki" 1024.0 "mi" 1048576.0 "gi" 1073741824.0 "k" 1000.0 "m" 1000000.0 "g" 1000000000.0 -}}
 {{- $pattern = "^([0-9]+[.]?[0-9]*|[.][0-9]+)(e[-+]?[0-9]{1,2})?(ki|mi|gi|k|m|g)?$" -}}
