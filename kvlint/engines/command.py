@@ -1273,8 +1273,6 @@ def _serves_no_model(texts: Sequence[str]) -> bool:
     return False
 
 
-#: What each engine is called in a note (:func:`request_proxy_note`).
-_ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI"}
 #: What each no-model module is, in a note (:func:`request_proxy_note`), by the prefix of its module name.
 _NO_MODEL_WHAT = {
     "dynamo.frontend": "NVIDIA Dynamo's frontend (the HTTP server that routes requests to the workers)",
@@ -1318,7 +1316,7 @@ def request_proxy_note(container: Mapping, kind: str) -> Finding | None:
             engine = proxy_image_engine(image)
             if engine is None:
                 return None
-            what = f"the image {clip(image, 120)}, named as a {_ENGINE_NAMES[engine]} request proxy"
+            what = f"the image {clip(image, 120)}, named as a {ENGINE_NAMES[engine]} request proxy"
             at = loc_of(container, "image")
         name = container.get("name")
         who = f"container {name}" if isinstance(name, str) and name else "its container"
