@@ -255,9 +255,7 @@ def _unknown_why(container: object, word: str, maybe_set: Collection[str] | None
     script sets it (``ARGS=$(cat f)``, ``read ARGS``, an array built in a loop), the container's env declares it
     without a literal value, or it may come from an ``envFrom`` kvlint did not read."""
     name = _expansion_name(word)
-    env = container.get("env") if isinstance(container, dict) else None
-    declared = isinstance(env, list) and any(isinstance(e, dict) and e.get("name") == name for e in env)
-    if maybe_set is None or name is None or declared:
+    if maybe_set is None or name is None or _env_declares(container, name):
         return "no literal value in the container env"
     if name in maybe_set:
         return f"the script sets {name} to a value kvlint does not read, such as a command's output"
@@ -279,8 +277,12 @@ def _declared_unknown(container: object, word: str) -> bool:
         return True
     if container.get("envFrom"):
         return True
-    name = m.group(1) or m.group(2) or m.group(3)
-    env = container.get("env")
+    return _env_declares(container, m.group(1) or m.group(2) or m.group(3))
+
+
+def _env_declares(container: object, name: str) -> bool:
+    """Whether the container's ``env`` list has an entry named ``name`` (with a value or a ``valueFrom``)."""
+    env = container.get("env") if isinstance(container, dict) else None
     return isinstance(env, list) and any(isinstance(e, dict) and e.get("name") == name for e in env)
 
 
