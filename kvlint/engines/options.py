@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from kvlint.source import LDict, Loc
+from kvlint.template_params import _STRING as _TEMPLATE_REFERENCE_RE
 from kvlint.types import (
     ENGINE_NAMES,
     ChartArg,
@@ -1221,11 +1222,6 @@ def template_words(
     return out if changed else list(findings)
 
 
-#: The first ``${NAME}`` reference of a KV503 message's head (the word, or the option and its value), as oc process
-#: reads one (openshift/library-go ``template.go``'s ``stringParameterExp``).
-_TEMPLATE_REFERENCE_RE = re.compile(r"\$\{([a-zA-Z0-9_]+)\}")
-
-
 def _template_parameter(f: Finding, parameters: Collection[str], engine: str) -> Finding:
     """The KV503 ``f`` (:attr:`~kvlint.types.Mark.VARIABLE_UNRESOLVED`) restated when the variable it names is one of
     an OpenShift Template's ``parameters`` with no value: ``oc process`` substitutes ``${NAME}`` in every string of
@@ -1236,6 +1232,8 @@ def _template_parameter(f: Finding, parameters: Collection[str], engine: str) ->
     consequence (a parallel size left unknown: not sized), with the Template's remedy in place of the container
     env's. ``f`` itself otherwise."""
     head = f.message.split(" expands to ", 1)[0].split(": ", 1)[0]
+    # the first ``${NAME}`` of the message's head (the word, or the option and its value), read as oc process reads
+    # one (kvlint.template_params, openshift/library-go ``template.go``'s ``stringParameterExp``)
     m = _TEMPLATE_REFERENCE_RE.search(head)
     if m is None or m.group(1) not in parameters:
         return f
