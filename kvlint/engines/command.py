@@ -785,19 +785,21 @@ def _uv_option_end(words: Sequence[str], k: int) -> int:
     return k + 2 if len(word) == 2 and word[1:2] in _UV_RUN_VALUED_SHORT else k + 1
 
 
-def _uv_run_program(words: Sequence[str], at: int = 0) -> tuple[int, list[str]] | None:
-    """``(index of the program, the requirements it installs for it)`` when ``words`` from ``at`` are uv running a
-    command in an environment it makes: ``uvx [OPTIONS] COMMAND``, ``uv tool run [OPTIONS] COMMAND`` (an isolated
+def _uv_run_program(words: Sequence[str], at: int = 0) -> tuple[int, list[str], str] | None:
+    """``(index of the program, the requirements it installs for it, the tool runner as written)`` when ``words``
+    from ``at`` are uv running a command in an environment it makes: ``uvx [OPTIONS] COMMAND``, ``uv tool run [OPTIONS] COMMAND`` (an isolated
     tool environment of the package ``--from`` names, else the command's own name; ``COMMAND@VERSION`` pins it) or
     ``uv run [OPTIONS] COMMAND`` (the project's environment, ``--with`` requirements over it); else None. The
     requirements are ``--from``'s, ``--with``'s (comma-separated: uv's ``CommaSeparatedRequirements``) and, for a
     tool, its package: ``vllm==0.10.1`` for ``uvx vllm@0.10.1`` or ``uvx --from vllm==0.10.1 vllm``, bare ``vllm``
     for ``uvx vllm`` (the newest release, as uv resolves it), none for ``uv run`` without ``--with``. Options are read
-    as uv's CLI declares them (:data:`_UV_RUN_VALUED`, astral-sh/uv@26a9dd4b ``crates/uv-cli/src/lib.rs``)."""
+    as uv's CLI declares them (:data:`_UV_RUN_VALUED`, astral-sh/uv@26a9dd4b ``crates/uv-cli/src/lib.rs``). The
+    runner as written is ``"uvx"`` or ``"uv tool run"`` for a tool runner, which installs the command's package in
+    an environment of its own (:func:`_uv_runner`), and "" for ``uv run``."""
     runner = _uv_runner(words, at)
     if runner is None:
         return None
-    k, tool, _written = runner
+    k, tool, written = runner
     requirements: list[str] = []
     source = ""
     while k < len(words) and words[k].startswith("-") and words[k] != "-":
@@ -831,7 +833,7 @@ def _uv_run_program(words: Sequence[str], at: int = 0) -> tuple[int, list[str]] 
             name, _, version = package.partition("@")
             package = name if version == "latest" else f"{name}=={version}"
         requirements.insert(0, package)
-    return k, requirements
+    return k, requirements, written if tool else ""
 
 
 def _uv_run_release(words: Sequence[str], start: int, engine: str, reader: RequirementReader) -> str | None:
@@ -853,8 +855,7 @@ def _uv_run_release(words: Sequence[str], start: int, engine: str, reader: Requi
         pinned = _last_release(pins)
         if pinned is not None:
             return pinned
-        runner = _uv_runner(words, k)
-        return "" if runner is not None and runner[1] else None
+        return "" if run[2] else None
     return None
 
 
@@ -864,10 +865,9 @@ def _uv_tool_runner(words: Sequence[str], start: int) -> str:
     wrapper too: ``nohup uvx vllm serve``, ``timeout 1000 uv tool run ...``); "" when there is none (``uv run``
     runs the project's environment, not a tool's)."""
     for k in range(start):
-        if _base(words[k]) not in ("uv", "uvx") or _uv_run_program(words, k) is None:
-            continue
-        runner = _uv_runner(words, k)
-        return runner[2] if runner is not None and runner[1] else ""
+        run = _uv_run_program(words, k) if _base(words[k]) in ("uv", "uvx") else None
+        if run is not None:
+            return run[2]
     return ""
 
 
@@ -913,8 +913,7 @@ def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
             run = _uv_run_program(words, k)
             if run is None:
                 return None
-            runner = _uv_runner(words, k)
-            after, uv_tool = run[0], runner is not None and runner[1]
+            after, uv_tool = run[0], bool(run[2])
         if after is None:
             break
         k = after
@@ -1273,8 +1272,6 @@ def _serves_no_model(texts: Sequence[str]) -> bool:
     return False
 
 
-#: What each engine is called in a note (:func:`request_proxy_note`).
-_ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI"}
 #: What each no-model module is, in a note (:func:`request_proxy_note`), by the prefix of its module name.
 _NO_MODEL_WHAT = {
     "dynamo.frontend": "NVIDIA Dynamo's frontend (the HTTP server that routes requests to the workers)",
@@ -1318,7 +1315,7 @@ def request_proxy_note(container: Mapping, kind: str) -> Finding | None:
             engine = proxy_image_engine(image)
             if engine is None:
                 return None
-            what = f"the image {clip(image, 120)}, named as a {_ENGINE_NAMES[engine]} request proxy"
+            what = f"the image {clip(image, 120)}, named as a {ENGINE_NAMES[engine]} request proxy"
             at = loc_of(container, "image")
         name = container.get("name")
         who = f"container {name}" if isinstance(name, str) and name else "its container"

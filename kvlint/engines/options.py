@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from kvlint.source import LDict, Loc
+from kvlint.template_params import _STRING as _TEMPLATE_REFERENCE_RE
 from kvlint.types import (
     ENGINE_NAMES,
     ChartArg,
@@ -255,9 +256,7 @@ def _unknown_why(container: object, word: str, maybe_set: Collection[str] | None
     script sets it (``ARGS=$(cat f)``, ``read ARGS``, an array built in a loop), the container's env declares it
     without a literal value, or it may come from an ``envFrom`` kvlint did not read."""
     name = _expansion_name(word)
-    env = container.get("env") if isinstance(container, dict) else None
-    declared = isinstance(env, list) and any(isinstance(e, dict) and e.get("name") == name for e in env)
-    if maybe_set is None or name is None or declared:
+    if maybe_set is None or name is None or _env_declares(container, name):
         return "no literal value in the container env"
     if name in maybe_set:
         return f"the script sets {name} to a value kvlint does not read, such as a command's output"
@@ -279,8 +278,12 @@ def _declared_unknown(container: object, word: str) -> bool:
         return True
     if container.get("envFrom"):
         return True
-    name = m.group(1) or m.group(2) or m.group(3)
-    env = container.get("env")
+    return _env_declares(container, m.group(1) or m.group(2) or m.group(3))
+
+
+def _env_declares(container: object, name: str) -> bool:
+    """Whether the container's ``env`` list has an entry named ``name`` (with a value or a ``valueFrom``)."""
+    env = container.get("env") if isinstance(container, dict) else None
     return isinstance(env, list) and any(isinstance(e, dict) and e.get("name") == name for e in env)
 
 
@@ -1219,11 +1222,6 @@ def template_words(
     return out if changed else list(findings)
 
 
-#: The first ``${NAME}`` reference of a KV503 message's head (the word, or the option and its value), as oc process
-#: reads one (openshift/library-go ``template.go``'s ``stringParameterExp``).
-_TEMPLATE_REFERENCE_RE = re.compile(r"\$\{([a-zA-Z0-9_]+)\}")
-
-
 def _template_parameter(f: Finding, parameters: Collection[str], engine: str) -> Finding:
     """The KV503 ``f`` (:attr:`~kvlint.types.Mark.VARIABLE_UNRESOLVED`) restated when the variable it names is one of
     an OpenShift Template's ``parameters`` with no value: ``oc process`` substitutes ``${NAME}`` in every string of
@@ -1234,6 +1232,8 @@ def _template_parameter(f: Finding, parameters: Collection[str], engine: str) ->
     consequence (a parallel size left unknown: not sized), with the Template's remedy in place of the container
     env's. ``f`` itself otherwise."""
     head = f.message.split(" expands to ", 1)[0].split(": ", 1)[0]
+    # the first ``${NAME}`` of the message's head (the word, or the option and its value), read as oc process reads
+    # one (kvlint.template_params, openshift/library-go ``template.go``'s ``stringParameterExp``)
     m = _TEMPLATE_REFERENCE_RE.search(head)
     if m is None or m.group(1) not in parameters:
         return f
