@@ -828,7 +828,7 @@ _JSON_START = re.compile(r'[\ufeff]?[ \t\r\n]*\{[ \t\r\n]*["}]')
 #: Characters JSON takes raw inside a string that the YAML reader does not read as JSON means them: U+0085, U+2028
 #: and U+2029, which YAML counts as line breaks (and folds inside a quoted scalar), and U+007F-U+009F, U+FFFE,
 #: U+FFFF, which PyYAML refuses raw ("unacceptable character", ``Reader.NON_PRINTABLE``); the webhook writes the
-#: same ones escaped (:data:`kvlint.webhook.jsonload._YAML_RAW`).
+#: same ones escaped when it dumps an admitted object (:func:`kvlint.webhook.jsonload.dump_text`).
 _YAML_RAW = re.compile("[\x7f-\x9f\u2028\u2029\ufffe\uffff]")
 #: A JSON string token (no raw line feed: JSON refuses one, and a broken string stops at the end of its line). The
 #: closing quote is optional so that the pattern matches at every ``"``: a string left open would otherwise fail
@@ -965,6 +965,7 @@ def _unshift_columns(
 
 
 def _escape_yaml_raw(m: re.Match[str]) -> str:
+    """The :data:`_YAML_RAW` character ``m`` matched as its ``\\uXXXX`` escape."""
     return f"\\u{ord(m.group()):04x}"
 
 
