@@ -2185,6 +2185,13 @@ def _add_doc(
     result.findings.extend(refusals)
 
 
+def _values_file_name(path: str) -> bool:
+    """Whether ``path``'s file name is a Helm values file's (``values.yaml``, ``values-gpu.yml``, any case): a
+    chart's values, which helm reads, not kubectl, may set ``kind:`` and ``metadata:`` for its templates."""
+    base = os.path.basename(path).lower()
+    return base.startswith("values") and base.endswith((".yaml", ".yml"))
+
+
 #: Kinds whose files are read by a tool, not sent to the API server, and are written without ``apiVersion``
 #: (kustomize takes a kustomization file with ``kind: Kustomization`` alone).
 _NO_API_KINDS = frozenset({"Kustomization", "Component"})
@@ -2216,8 +2223,7 @@ def _no_api_version(doc: Document) -> Finding | None:
         return None
     if not isinstance(data.get("metadata"), dict) or os.path.basename(doc.path) in KUSTOMIZATION_FILES:
         return None
-    base = os.path.basename(doc.path).lower()
-    if base.startswith("values") and base.endswith((".yaml", ".yml")):
+    if _values_file_name(doc.path):
         # a chart's values (as kvlint.render reads a values file by its name) may set ``kind:`` and ``metadata:``
         # for its templates (``kind: StatefulSet``, ``metadata: {annotations: ...}``): helm reads it, not kubectl
         return None
@@ -2272,9 +2278,7 @@ def _not_an_object(doc: Document) -> Finding | None:
     data = doc.data
     if data is None or isinstance(data, dict):
         return None
-    base = os.path.basename(doc.path)
-    low = base.lower()
-    if base in _TOOL_FILES or (low.startswith("values") and low.endswith((".yaml", ".yml"))):
+    if os.path.basename(doc.path) in _TOOL_FILES or _values_file_name(doc.path):
         return None
     if isinstance(data, list):
         if not any(isinstance(x, dict) and ("apiVersion" in x or "kind" in x) for x in data):
