@@ -730,31 +730,24 @@ def check(
         _out_of_memory(paths)
         return
     result = run.result
-    if names & {"json", "jsonl"}:
-        # each finding's own threshold (its file's .kvlint.yaml fail_on, unless --fail-on), so that a reader of the
-        # report (the GitHub Action counting only a pull request's new findings) fails on what this run fails on
-        result.failing = frozenset(run.failing(fail_on))
-        result.fail_on = [
+    json_out, text_note = bool(names & {"json", "jsonl"}), "text" in names and not exit_zero
+    if json_out or text_note:
+        # each finding's own threshold (its file's .kvlint.yaml fail_on, unless --fail-on), worked out once for
+        # both reports
+        failing = frozenset(run.failing(fail_on))
+        thresholds = [
             {**e, "source": _shown_config(e["source"])} if e["source"] not in ("--fail-on", "default") else e
             for e in run.thresholds(fail_on)
         ]
-    if "text" in names and not exit_zero:
-        # the text report's last line says which fail_on below error fails the run (the JSON report's "fails")
-        from kvlint.report.text import fail_on_note
+        if json_out:
+            # so that a reader of the report (the GitHub Action counting only a pull request's new findings)
+            # fails on what this run fails on
+            result.failing, result.fail_on = failing, thresholds
+        if text_note:
+            # the text report's last line says which fail_on below error fails the run (the JSON report's "fails")
+            from kvlint.report.text import fail_on_note
 
-        failing = result.failing if result.failing is not None else run.failing(fail_on)
-        thresholds = result.fail_on if result.fail_on is not None else run.thresholds(fail_on)
-        result.fail_on_note = fail_on_note(
-            failing,
-            [
-                {**e, "source": _shown_config(e["source"])}
-                if e["source"] not in ("--fail-on", "default")
-                else e
-                for e in thresholds
-            ]
-            if result.fail_on is None
-            else thresholds,
-        )
+            result.fail_on_note = fail_on_note(failing, thresholds)
     if result.files == 0 and not quiet:
         from kvlint.wording import shell_word
 

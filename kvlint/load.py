@@ -828,7 +828,7 @@ _JSON_START = re.compile(r'[\ufeff]?[ \t\r\n]*\{[ \t\r\n]*["}]')
 #: Characters JSON takes raw inside a string that the YAML reader does not read as JSON means them: U+0085, U+2028
 #: and U+2029, which YAML counts as line breaks (and folds inside a quoted scalar), and U+007F-U+009F, U+FFFE,
 #: U+FFFF, which PyYAML refuses raw ("unacceptable character", ``Reader.NON_PRINTABLE``); the webhook writes the
-#: same ones escaped (:data:`kvlint.webhook.jsonload._YAML_RAW`).
+#: same ones escaped when it dumps an admitted object (:func:`kvlint.webhook.jsonload.dump_text`).
 _YAML_RAW = re.compile("[\x7f-\x9f\u2028\u2029\ufffe\uffff]")
 #: A JSON string token (no raw line feed: JSON refuses one, and a broken string stops at the end of its line). The
 #: closing quote is optional so that the pattern matches at every ``"``: a string left open would otherwise fail
@@ -965,6 +965,7 @@ def _unshift_columns(
 
 
 def _escape_yaml_raw(m: re.Match[str]) -> str:
+    """The :data:`_YAML_RAW` character ``m`` matched as its ``\\uXXXX`` escape."""
     return f"\\u{ord(m.group()):04x}"
 
 
@@ -2184,6 +2185,13 @@ def _add_doc(
     result.findings.extend(refusals)
 
 
+def _values_file_name(path: str) -> bool:
+    """Whether ``path``'s file name is a Helm values file's (``values.yaml``, ``values-gpu.yml``, any case): a
+    chart's values, which helm reads, not kubectl, may set ``kind:`` and ``metadata:`` for its templates."""
+    base = os.path.basename(path).lower()
+    return base.startswith("values") and base.endswith((".yaml", ".yml"))
+
+
 #: Kinds whose files are read by a tool, not sent to the API server, and are written without ``apiVersion``
 #: (kustomize takes a kustomization file with ``kind: Kustomization`` alone).
 _NO_API_KINDS = frozenset({"Kustomization", "Component"})
@@ -2215,8 +2223,7 @@ def _no_api_version(doc: Document) -> Finding | None:
         return None
     if not isinstance(data.get("metadata"), dict) or os.path.basename(doc.path) in KUSTOMIZATION_FILES:
         return None
-    base = os.path.basename(doc.path).lower()
-    if base.startswith("values") and base.endswith((".yaml", ".yml")):
+    if _values_file_name(doc.path):
         # a chart's values (as kvlint.render reads a values file by its name) may set ``kind:`` and ``metadata:``
         # for its templates (``kind: StatefulSet``, ``metadata: {annotations: ...}``): helm reads it, not kubectl
         return None
@@ -2271,9 +2278,7 @@ def _not_an_object(doc: Document) -> Finding | None:
     data = doc.data
     if data is None or isinstance(data, dict):
         return None
-    base = os.path.basename(doc.path)
-    low = base.lower()
-    if base in _TOOL_FILES or (low.startswith("values") and low.endswith((".yaml", ".yml"))):
+    if os.path.basename(doc.path) in _TOOL_FILES or _values_file_name(doc.path):
         return None
     if isinstance(data, list):
         if not any(isinstance(x, dict) and ("apiVersion" in x or "kind" in x) for x in data):

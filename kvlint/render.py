@@ -79,6 +79,7 @@ from kvlint.load import (
     MANIFEST_EXTENSIONS,
     WalkSkip,
     _excluded,
+    _values_file_name,
     directories_to_repository_root,
     is_kustomize_dir,
     link_chain,
@@ -727,8 +728,7 @@ def _values_reason(doc: Document) -> tuple[str, tuple[str, ...], bool] | None:
     framework = _engine_framework_key(data)
     if framework is not None:
         return framework[0], framework[1], bool(framework[1])
-    base = os.path.basename(doc.path).lower()
-    if base.startswith("values") and base.endswith((".yaml", ".yml")):
+    if _values_file_name(doc.path):
         if os.path.isfile(os.path.join(os.path.dirname(doc.path) or ".", "Chart.yaml")):
             return "it is a values file beside a Chart.yaml", (), False
     serving = _serving_values_reason(data)

@@ -49,10 +49,12 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kvlint.load import (
+    _YAML_RAW,
     MAX_DEPTH,
     MAX_NODES,
     SUPPRESSION_MARKER,
     SUPPRESSION_VARIANTS,
+    _escape_yaml_raw,
     _flatten,
     _no_api_version,
     _resolve_scalar_uncached,
@@ -85,22 +87,12 @@ class _GiveWay(Exception):
     """The object holds something the fast path does not reproduce: use the loader."""
 
 
-#: Characters ``json.dumps(..., ensure_ascii=False)`` writes raw that the YAML reader does not read back as JSON
-#: means them: the line breaks it folds inside a quoted scalar (``U+0085``, ``U+2028``, ``U+2029``; in a key, a
-#: syntax error: an implicit key is one line) and those it refuses raw (``U+007F``-``U+009F``, ``U+FFFE``,
-#: ``U+FFFF``: "unacceptable character", PyYAML ``Reader.NON_PRINTABLE``). :func:`dump_text` writes them as
-#: ``\uXXXX`` escapes, which YAML's double-quoted style reads back as the character. (Lone surrogates are left to
-#: the loader, which reads each as U+FFFD, as the API server's decoder stores it.)
-_YAML_RAW = re.compile("[\x7f-\x9f\u2028\u2029\ufffe\uffff]")
-
-
-def _escape_yaml_raw(m: re.Match[str]) -> str:
-    return f"\\u{ord(m.group()):04x}"
-
-
 def dump_text(obj: Any) -> str:
     """The text the object is linted as: ``json.dumps(obj, indent=1, ensure_ascii=False)``, with the characters
-    YAML does not read raw (:data:`_YAML_RAW`) escaped. Written raw, a Deployment whose env value held a DEL
+    YAML does not read raw (:data:`kvlint.load._YAML_RAW`: the line breaks YAML folds inside a quoted scalar, a
+    syntax error in a key, and the characters PyYAML refuses raw) written as ``\\uXXXX`` escapes, which YAML's
+    double-quoted style reads back as the character (lone surrogates are left to the loader, which reads each as
+    U+FFFD, as the API server's decoder stores it). Written raw, a Deployment whose env value held a DEL
     (``U+007F``) or whose CRD map key held a ``U+2028`` was not read at all: KV001 "YAML syntax error:
     unacceptable character" (or "while parsing a flow mapping"), and the review denied an object the API server
     had accepted; a ``U+2028`` in a value was read as a space."""
