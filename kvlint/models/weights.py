@@ -1587,6 +1587,16 @@ def weight_bytes(
 
 
 @per_model
+def _online_method(spec: ModelSpec, quantization: str | None) -> str | None:
+    """The method of an online conversion: ``quantization`` (the ``--quantization`` flag, lower case, through
+    :data:`_QUANT_ALIASES`) on a checkpoint without a quantization method of its own; None when the flag is unset or
+    the checkpoint is quantized (its own method is what loads)."""
+    q = (quantization or "").lower()
+    if not q or spec.quant_method:
+        return None
+    return _QUANT_ALIASES.get(q, q)
+
+
 def _weight_bytes(
     spec: ModelSpec,
     dtype_bytes: int,
@@ -1597,12 +1607,8 @@ def _weight_bytes(
 ) -> tuple[int, str]:
     """:func:`weight_bytes` itself, with positional arguments."""
     ck_method = spec.quant_method
-    q = (quantization or "").lower() or None
-    q_norm = _QUANT_ALIASES.get(q, q) if q else None
-    ck_norm = _QUANT_ALIASES.get(ck_method, ck_method) if ck_method else None
-    online: str | None = None
-    if q_norm and q_norm != ck_norm and not ck_method:
-        online = q_norm  # e.g. --quantization fp8 on a bf16 checkpoint (online dynamic fp8)
+    # e.g. --quantization fp8 on a bf16 checkpoint (online dynamic fp8)
+    online = _online_method(spec, quantization)
     ck_dtype_bytes = dtype_bytes_of(spec.torch_dtype, 2)
     dname = {1: "fp8", 2: "bf16/fp16", 4: "float32"}.get(dtype_bytes, f"{dtype_bytes}-byte")
     if spec.torch_dtype and dtype_bytes_of(spec.torch_dtype, 0) == dtype_bytes:
@@ -1748,10 +1754,7 @@ def _priced_linears(
     checkpoint's method, or ``quantization`` for an online conversion; ``dtype_bytes`` unquantized and for MXFP4,
     whose experts only are packed) and the modules :func:`_param_breakdown` lists as never quantized (routers)."""
     ck_method = spec.quant_method
-    q = (quantization or "").lower() or None
-    q_norm = _QUANT_ALIASES.get(q, q) if q else None
-    ck_norm = _QUANT_ALIASES.get(ck_method, ck_method) if ck_method else None
-    online = q_norm if q_norm and q_norm != ck_norm and not ck_method else None
+    online = _online_method(spec, quantization)
     method = online or ck_method
     qc: dict[str, Any] = {} if online else dict(spec.quant_config or {})
     if online == "bitsandbytes":
@@ -1822,12 +1825,8 @@ def _expert_rate(spec: ModelSpec, dtype_bytes: int, quantization: str | None, ra
     """Bytes per routed-expert element as :func:`weight_bytes` prices them before padding: MXFP4's ``0.5 + 1/32``
     for an MXFP4 checkpoint (or ``--quantization mxfp4`` on an unquantized one) and for DeepSeek V4's fp4 experts
     (:func:`_deepseek_v4_fp4_experts`), else ``rate``, the other linears' (:func:`_priced_linears`)."""
-    ck = spec.quant_method
-    q = (quantization or "").lower() or None
-    q_norm = _QUANT_ALIASES.get(q, q) if q else None
-    ck_norm = _QUANT_ALIASES.get(ck, ck) if ck else None
-    online = q_norm if q_norm and q_norm != ck_norm and not ck else None
-    method = online or ck
+    online = _online_method(spec, quantization)
+    method = online or spec.quant_method
     if not method:
         return rate
     if _QUANT_ALIASES.get(method, method) == "mxfp4" or (
