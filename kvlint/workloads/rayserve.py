@@ -986,7 +986,6 @@ class _Reader:
         pin, ploc, field = _pinned_vllm(env, self.requirements)
         if pin is not None:
             field = prefixes[field.rsplit(".", 1)[-1]] + field
-        if pin is not None:
             note = _finding(
                 "KV504",
                 f"vLLM {pin} is read from {field}, which Ray installs for the LLM's deployment and engine workers "
