@@ -1586,7 +1586,6 @@ def weight_bytes(
     return _weight_bytes(spec, dtype_bytes, quantization, tp, compute_capability, mxfp4_backend)
 
 
-@per_model
 def _online_method(spec: ModelSpec, quantization: str | None) -> str | None:
     """The method of an online conversion: ``quantization`` (the ``--quantization`` flag, lower case, through
     :data:`_QUANT_ALIASES`) on a checkpoint without a quantization method of its own; None when the flag is unset or
@@ -1597,6 +1596,7 @@ def _online_method(spec: ModelSpec, quantization: str | None) -> str | None:
     return _QUANT_ALIASES.get(q, q)
 
 
+@per_model
 def _weight_bytes(
     spec: ModelSpec,
     dtype_bytes: int,
