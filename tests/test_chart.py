@@ -795,7 +795,8 @@ def test_worker_memory_and_request_sizes_the_server_refuses_are_refused_by_the_c
     # a limit the memory-limit check passes: that check is not what is tested here
     limits = {"resources": {"limits": {"memory": "64Gi"}}}
     spellings: list[Any] = ["512Mi", "1Gi", "0", 0, "512MiB", "600m", "0.5Gi", 536870912, "5.36870912e8", "1.5gi",
-                            "100Mi", "-1Mi", "-536870912", "abc", "inf", "nan", "1e400", "", "12Xi"]  # fmt: skip
+                            "100Mi", "-1Mi", "-536870912", "abc", "inf", "nan", "1e400", "", "12Xi", "512mb", "512mB",
+                            "1_024Mi", "\u0665\u0661\u0662Mi", "\uff15\uff11\uff12Mi", "+512Mi", "512 Mi", "0x200Mi"]  # fmt: skip
     for key, option in (("workerMemory", "worker_memory"), ("maxRequestBytes", "max_request_bytes")):
         for value in [*spellings, "1023", "1024", "2Ki"]:
             try:  # as the chart renders it: --worker-memory=<value> ("" is the server's default)
@@ -853,6 +854,28 @@ def test_a_memory_limit_below_what_the_server_lets_its_processes_hold_is_refused
     assert "below what the webhook may hold" in _refused({"resources": {"limits": {"memory": "1400M"}}})
     render({"workers": 8, "workerMemory": "0"})  # no cap: nothing to compare the limit with
     render({"workers": 8, "resources": {"requests": {"cpu": "500m"}, "limits": None}})
+
+
+def test_a_memory_limit_in_the_exponent_form_of_a_kubernetes_quantity_is_checked() -> None:
+    """Kubernetes reads ``2e9`` and ``1E3`` as quantities (k8s.io/apimachinery pkg/api/resource quantity.go:
+    ``<decimalExponent> ::= "e" <signedNumber> | "E" <signedNumber>``); the chart's memory-limit check read them
+    as nothing and skipped them, so ``1E3`` (1000 bytes) rendered. Each spelling is now refused exactly when its
+    value, as the Kubernetes client library parses it (``kubernetes.utils.parse_quantity``), is below the bound
+    the server's own sum gives (:func:`_memory_bound`)."""
+    from kubernetes.utils import parse_quantity
+
+    bound = _memory_bound({"resources": {"limits": {"memory": "64Gi"}}})
+    spellings = ["2e9", "1E3", "1.5e9", "1.4e9", "15e8", "14e8", "1.5e+9", "2E+09", "+2e9", "1e-3", "1e0",
+                 f"{bound}e0", f"{bound - 1}e0", f"{bound / 10}e1", "1e30", "1e-30", ".2e10", "1.e9"]  # fmt: skip
+    refused = []
+    for text in spellings:
+        values = {"resources": {"limits": {"memory": text}}}
+        if parse_quantity(text) < bound:
+            assert "below what the webhook may hold" in _refused(values), text
+            refused.append(text)
+        else:
+            render(values)
+    assert len(refused) >= 6 and len(spellings) - len(refused) >= 6, refused  # both sides are exercised
 
 
 def test_a_disruption_budget_the_replicas_cannot_keep_is_refused() -> None:

@@ -186,7 +186,10 @@ resource quantity (k8s.io/apimachinery pkg/api/resource: binary Ki..Ei, decimal 
 else as the server reads --worker-memory and --max-request-bytes (kvlint.webhook.cli._parse_size: ki, mi, gi, k,
 m, g in any case, a trailing B, and an exponent of one or two digits, 5.36870912e+08, as a number in the values
 renders; a longer one, 1e400, is not read: sprig's float64 reads what overflows as 0). A Kubernetes quantity's
-exponent form (1e9) is not read (""). */}}
+decimal-exponent form is read as its grammar says (quantity.go, "<decimalExponent> ::= e <signedNumber> | E
+<signedNumber>": 2e9, 1E3, 1.5e+9, a leading +; the exponent's digits in decimal, leading zeros ignored): one of
+more than 30 (above 10^30 bytes, past any bound compared with it) is not read, one below -30 is 0. Before, the
+exponent form was not read at all and the memory-limit check skipped such a limit. */}}
 {{- define "kvlint.bytes" -}}
 {{- $text := trim (toString .value) -}}
 {{- if or (kindIs "float64" .value) (kindIs "int" .value) (kindIs "int64" .value) -}}
@@ -196,9 +199,27 @@ as 1.073741824e+09) */ -}}
 {{- end -}}
 {{- $units := dict "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "Ei" 1152921504606846976.0 "k" 1000.0 "M" 1000000.0 "G" 1000000000.0 "T" 1000000000000.0 "P" 1000000000000000.0 "E" 1000000000000000000.0 "m" 0.001 -}}
 {{- $pattern := "^([0-9]+[.]?[0-9]*|[.][0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E|m)?$" -}}
+{{- if .kube -}}
+{{- $text = trimPrefix "+" $text -}}
+{{- $exp := regexFind "[eE][-+]?[0-9]+$" $text -}}
+{{- $mantissa := trimSuffix $exp $text -}}
+{{- if and $exp (regexMatch "^([0-9]+[.]?[0-9]*|[.][0-9]+)$" $mantissa) -}}
+{{- $sign := ternary "-" "" (contains "-" $exp) -}}
+{{- $digits := regexReplaceAll "^0+([0-9])" (regexFind "[0-9]+$" $exp) "${1}" -}}
+{{- $text = "" -}}
+{{- if gt (len $digits) 2 -}}
+{{- $text = ternary "0" "" (eq $sign "-") -}}
+{{- else if le (int $digits) 30 -}}
+{{- $text = printf "%.0f" (float64 (printf "%se%s%s" $mantissa $sign $digits)) -}}
+{{- else if eq $sign "-" -}}
+{{- $text = "0" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- if not .kube -}}
-{{- if hasSuffix "m" $text -}}
-{{- /* the server refuses a lower-case m (milli in a Kubernetes quantity, not mega): kvlint.webhook.cli._parse_size */ -}}
+{{- if hasSuffix "m" (trimSuffix "b" (trimSuffix "B" $text)) -}}
+{{- /* the server refuses a lower-case m, with or without a B (milli in a Kubernetes quantity, not mega):
+kvlint.webhook.cli._parse_size */ -}}
 {{- $text = "" -}}
 {{- end -}}
 {{- $text = lower $text | trimSuffix "b" -}}
