@@ -145,12 +145,19 @@ expression: >-
 {{- end -}}
 
 {{/*
-A pod spec at .spec requests an accelerator or runs a serving-engine image: the resource prefixes and image
-words of webhook-match.yaml (.match), written from what kvlint reads (tools/gen_webhook_kinds.py), in a container
-or in a sidecar init container (restartPolicy: Always), and a Dynamic Resource Allocation claim, as kvlint reads
-them (kvlint.workloads.base.engine_containers): a vLLM sidecar on a GPU beside an application container, or an
-engine whose GPU is a DRA claim under an image name of its own, was never sent, and so admitted unreviewed though
-the server denies it.
+A pod spec at .spec requests an accelerator, runs a serving-engine image or starts an engine by its command: the
+resource prefixes, image words and command words of webhook-match.yaml (.match), written from what kvlint reads
+(tools/gen_webhook_kinds.py), in a container or in a sidecar init container (restartPolicy: Always), and a Dynamic
+Resource Allocation claim, as kvlint reads them (kvlint.workloads.base.engine_containers): a vLLM sidecar on a GPU
+beside an application container, or an engine whose GPU is a DRA claim under an image name of its own, was never
+sent, and so admitted unreviewed though the server denies it; so was an engine with no GPU request started by its
+command under another image (python:3.11 running `vllm serve`, `sh -c "python -m vllm.entrypoints..."`).
+
+Its CEL cost is bounded, whatever the object (the API server gives a webhook's matchConditions 2,500,000 units a
+request and applies failurePolicy past them: with Ignore, an object made costly enough would be admitted unsent):
+a pod spec with more containers, or init containers, than .maxReviewSize is sent unread (the server reviews it
+as too large, KV001), and so is a command or args list longer than .match.maxCommandWords; what is left is read
+with a cost in proportion to the bytes of the object's strings, a few times over.
 */}}
 {{- define "kvlint.gpuCondition" -}}
 {{- $resources := list "k.endsWith('/gpu')" -}}
@@ -161,9 +168,20 @@ the server denies it.
 {{- range .match.engineImageWords -}}
 {{- $images = append $images (printf "c.image.contains('%s')" .) -}}
 {{- end -}}
-{{- $container := printf "(has(c.resources) && has(c.resources.limits) && c.resources.limits.exists(k, %s)) || (has(c.resources) && has(c.resources.claims) && size(c.resources.claims) > 0) || (has(c.image) && (%s))" (join " || " $resources) (join " || " $images) -}}
+{{- $words := list -}}
+{{- range .match.engineCommandWords -}}
+{{- $words = append $words (printf "w.contains('%s')" .) -}}
+{{- end -}}
+{{- $max := int .match.maxCommandWords -}}
+{{- $lists := list -}}
+{{- range list "command" "args" -}}
+{{- $lists = append $lists (printf "(has(c.%s) && (size(c.%s) > %d || c.%s.exists(w, %s)))" . . $max . (join " || " $words)) -}}
+{{- end -}}
+{{- $container := printf "(has(c.resources) && has(c.resources.limits) && c.resources.limits.exists(k, %s)) || (has(c.resources) && has(c.resources.claims) && size(c.resources.claims) > 0) || (has(c.image) && (%s)) || %s" (join " || " $resources) (join " || " $images) (join " || " $lists) -}}
 name: gpu-or-serving-engine
 expression: >-
+  size({{ .spec }}.containers) > {{ .maxReviewSize }} ||
+  (has({{ .spec }}.initContainers) && size({{ .spec }}.initContainers) > {{ .maxReviewSize }}) ||
   {{ .spec }}.containers.exists(c, {{ $container }}) ||
   (has({{ .spec }}.initContainers) && {{ .spec }}.initContainers.exists(c,
   has(c.restartPolicy) && c.restartPolicy == 'Always' && ({{ $container }})))
