@@ -18,6 +18,13 @@ CHART_SHAPES: dict[tuple[str, ...], str] = {
     ("template", "spec"): "podtemplates",
 }
 
+#: The most words of a container's ``command`` or ``args`` the chart's CEL condition reads; a longer list is sent
+#: without being read. The API server gives all of a webhook's matchConditions 2,500,000 units of CEL cost per
+#: request (k8s.io/apiserver ``pkg/apis/cel/config.go``, ``RuntimeCELCostBudgetMatchConditions``) and applies
+#: ``failurePolicy`` when they run out (``Ignore``: the object is admitted unsent), so no list may be read whole:
+#: 3 MiB of one-letter words is some 750,000 of them. Real engine commands hold a few dozen words.
+MAX_COMMAND_WORDS = 64
+
 #: Where the Helm chart reads what it sends to the webhook (relative to the repository root).
 CHART_MATCH_FILE = "deploy/helm/kvlint-webhook/webhook-match.yaml"
 
@@ -53,7 +60,12 @@ def render_chart_match() -> str:
     per reviewed kind (``group``, ``kind``, ``resource``, ``scope``, ``shape``, ``versions``) in :data:`WORKLOAD_KINDS`
     order; ``acceleratorResources`` (:func:`accelerator_resource_prefixes`) and ``engineImageWords``
     (:data:`kvlint.engines.images.ENGINE_IMAGE_WORDS`), what the GPU condition of the built-in kinds' webhooks
-    looks for in the resource limits and image of a container or a sidecar init container."""
+    looks for in the resource limits and image of a container or a sidecar init container; ``engineCommandWords``
+    (:data:`kvlint.engines.command.ENGINE_COMMAND_WORDS`), what it looks for in their command and args, so that an
+    engine started by its command under an image of another name (``python:3.11`` running ``vllm serve``) with no
+    GPU request is sent too; ``maxCommandWords``, past which a command or args list is sent unread (the CEL cost
+    of reading it stays bounded)."""
+    from kvlint.engines.command import ENGINE_COMMAND_WORDS
     from kvlint.engines.images import ENGINE_IMAGE_WORDS
 
     lines = [
@@ -62,7 +74,8 @@ def render_chart_match() -> str:
         "# reviews: the chart's rules send them (each to the webhook its shape names) and its owner filter exempts",
         "# the objects they control. A built-in kind's pod is sent when a container's, or a sidecar init container's",
         "# (restartPolicy: Always), limits name an accelerator resource (a prefix below, or */gpu), its resources",
-        "# claim a Dynamic Resource Allocation device, or its image holds an engine's name.",
+        "# claim a Dynamic Resource Allocation device, its image holds an engine's name, or a word of its command",
+        "# or args holds an engine's program or module name (a list longer than maxCommandWords is sent unread).",
         "kinds:",
     ]
     for k in WORKLOAD_KINDS:
@@ -74,4 +87,6 @@ def render_chart_match() -> str:
             )
     lines.append("acceleratorResources: [" + ", ".join(accelerator_resource_prefixes()) + "]")
     lines.append("engineImageWords: [" + ", ".join(ENGINE_IMAGE_WORDS) + "]")
+    lines.append("engineCommandWords: [" + ", ".join(ENGINE_COMMAND_WORDS) + "]")
+    lines.append(f"maxCommandWords: {MAX_COMMAND_WORDS}")
     return "\n".join(lines) + "\n"

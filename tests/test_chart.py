@@ -402,6 +402,113 @@ def test_the_gpu_condition_sends_every_pod_the_server_reviews_a_container_of(
     assert checked > 100 and sent_variants > 50, (checked, sent_variants)
 
 
+def _engine_by_command(obj: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any] | None:
+    """``obj`` with each container's accelerator limits and DRA claims removed and its image replaced by
+    ``python:3.11`` (an image whose name says nothing of an engine), its command and args kept: an engine started by
+    its command with no GPU request; None unless every container has a command of its own."""
+    import copy
+
+    out = copy.deepcopy(obj)
+    spec: Any = out
+    for key in path:
+        spec = spec.get(key) if isinstance(spec, dict) else None
+    containers = spec.get("containers") if isinstance(spec, dict) else None
+    if not isinstance(containers, list) or not all(
+        isinstance(c, dict) and c.get("command") for c in containers
+    ):
+        return None  # args alone run the image's entrypoint, which python:3.11 does not have
+    spec.pop("resourceClaims", None)
+    for c in containers:
+        if isinstance(c, dict):
+            c["image"] = "python:3.11"
+            c.pop("resources", None)
+    return out
+
+
+def test_the_gpu_condition_sends_an_engine_started_by_its_command_under_any_image(
+    fixtures_and_corpus_paths: list[str],
+) -> None:
+    """Every built-in workload of the corpus and fixtures/collected, run under ``python:3.11`` with no GPU request
+    but its own command and args, in which the server still finds a serving container to report on (an error or
+    a warning: KV405, no GPU requested, at least), is sent by its webhook's condition. The condition read the
+    image and the resources only: ``python:3.11`` running ``vllm serve`` was admitted unreviewed."""
+    from kvlint.webhook.review import lint_review, parse_review, webhook_options
+
+    conditions = {
+        wh["name"].split(".", 1)[0]: cel_pod_filter(c["expression"])
+        for wh in _by_kind(render())["ValidatingWebhookConfiguration"][0]["webhooks"]
+        for c in wh["matchConditions"]
+        if c["name"] == "gpu-or-serving-engine"
+    }
+    shapes = {
+        (k["group"], k["kind"]): k["shape"]
+        for k in yaml.safe_load((CHART / "webhook-match.yaml").read_text())["kinds"]
+        if k["shape"] in conditions
+    }
+    files = [p for d in fixtures_and_corpus_paths for p in sorted(Path(d).glob("*.yaml")) if Path(d).name in
+             ("manifests", "collected")]  # fmt: skip
+    options = webhook_options()
+    checked = 0
+    for f in files:
+        try:
+            docs = [d for d in yaml.safe_load_all(f.read_text()) if isinstance(d, dict)]
+        except yaml.YAMLError:
+            continue
+        for doc in docs:
+            shape = shapes.get((str(doc.get("apiVersion", "")).rpartition("/")[0], doc.get("kind")))
+            obj = _engine_by_command(doc, _POD_SPEC_PATH[shape]) if shape else None
+            if obj is None:
+                continue
+            body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+                "uid": "u", "operation": "CREATE", "object": obj}})  # fmt: skip
+            reviewed = [
+                d
+                for d in lint_review(parse_review(body), options).diagnostics
+                if d.container and d.severity in ("error", "warning")
+            ]
+            if reviewed:
+                checked += 1
+                assert conditions[shape](obj), (
+                    f.name,
+                    doc.get("metadata", {}).get("name"),
+                    reviewed[0].message,
+                )
+    assert checked > 50, checked
+
+
+def test_the_gpu_condition_sends_what_it_would_read_at_an_unbounded_cost_unread() -> None:
+    """The condition's CEL cost stays bounded (the API server applies failurePolicy to a webhook whose
+    matchConditions pass 2,500,000 units, so with ``Ignore`` a costly enough object would be admitted unsent): a
+    pod with more containers than ``maxReviewSize`` and a command or args list longer than ``maxCommandWords`` are
+    sent without being read; an application pod of fewer and shorter ones is read and not sent."""
+    match = yaml.safe_load((CHART / "webhook-match.yaml").read_text())
+    words = int(match["maxCommandWords"])
+    vwc = _by_kind(render({"maxReviewSize": 8}))["ValidatingWebhookConfiguration"][0]
+    (expr,) = [c["expression"] for wh in vwc["webhooks"] if wh["name"].startswith("pods.")
+               for c in wh["matchConditions"] if c["name"] == "gpu-or-serving-engine"]  # fmt: skip
+    sent = cel_pod_filter(expr)
+
+    def pod(containers: list[dict[str, Any]], init: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        spec: dict[str, Any] = {"containers": containers}
+        if init is not None:
+            spec["initContainers"] = init
+        return {"apiVersion": "v1", "kind": "Pod", "spec": spec}
+
+    app = {"name": "app", "image": "python:3.11", "command": ["python", "app.py"], "args": ["--port", "80"]}
+    assert not sent(pod([app]))
+    assert not sent(pod([{**app, "name": f"a{i}"} for i in range(8)]))
+    assert sent(pod([{**app, "name": f"a{i}"} for i in range(9)]))  # past maxReviewSize: sent unread
+    assert sent(pod([app], [{**app, "name": f"i{i}"} for i in range(9)]))
+    assert not sent(pod([{**app, "args": ["x"] * words}]))
+    assert sent(pod([{**app, "args": ["x"] * (words + 1)}]))
+    assert sent(pod([{**app, "command": ["x"] * (words + 1)}]))
+    for command in (["vllm", "serve", "m"], ["python3", "-m", "vllm.entrypoints.openai.api_server"],
+                    ["sh", "-c", "exec text-generation-launcher --model-id m"], ["python", "-m", "sglang.launch_server"],
+                    ["python", "-m", "huggingfaceserver", "--model_id", "m"]):  # fmt: skip
+        assert sent(pod([{**app, "command": command, "args": []}])), command
+        assert sent(pod([{**app, "command": ["/bin/sh", "-c"], "args": [" ".join(command)]}])), command
+
+
 # ------------------------------------------------------------------------------------------ owner filter
 
 
@@ -795,7 +902,8 @@ def test_worker_memory_and_request_sizes_the_server_refuses_are_refused_by_the_c
     # a limit the memory-limit check passes: that check is not what is tested here
     limits = {"resources": {"limits": {"memory": "64Gi"}}}
     spellings: list[Any] = ["512Mi", "1Gi", "0", 0, "512MiB", "600m", "0.5Gi", 536870912, "5.36870912e8", "1.5gi",
-                            "100Mi", "-1Mi", "-536870912", "abc", "inf", "nan", "1e400", "", "12Xi"]  # fmt: skip
+                            "100Mi", "-1Mi", "-536870912", "abc", "inf", "nan", "1e400", "", "12Xi", "512mb", "512mB",
+                            "1_024Mi", "\u0665\u0661\u0662Mi", "\uff15\uff11\uff12Mi", "+512Mi", "512 Mi", "0x200Mi"]  # fmt: skip
     for key, option in (("workerMemory", "worker_memory"), ("maxRequestBytes", "max_request_bytes")):
         for value in [*spellings, "1023", "1024", "2Ki"]:
             try:  # as the chart renders it: --worker-memory=<value> ("" is the server's default)
@@ -855,6 +963,28 @@ def test_a_memory_limit_below_what_the_server_lets_its_processes_hold_is_refused
     render({"workers": 8, "resources": {"requests": {"cpu": "500m"}, "limits": None}})
 
 
+def test_a_memory_limit_in_the_exponent_form_of_a_kubernetes_quantity_is_checked() -> None:
+    """Kubernetes reads ``2e9`` and ``1E3`` as quantities (k8s.io/apimachinery pkg/api/resource quantity.go:
+    ``<decimalExponent> ::= "e" <signedNumber> | "E" <signedNumber>``); the chart's memory-limit check read them
+    as nothing and skipped them, so ``1E3`` (1000 bytes) rendered. Each spelling is now refused exactly when its
+    value, as the Kubernetes client library parses it (``kubernetes.utils.parse_quantity``), is below the bound
+    the server's own sum gives (:func:`_memory_bound`)."""
+    from kubernetes.utils import parse_quantity
+
+    bound = _memory_bound({"resources": {"limits": {"memory": "64Gi"}}})
+    spellings = ["2e9", "1E3", "1.5e9", "1.4e9", "15e8", "14e8", "1.5e+9", "2E+09", "+2e9", "1e-3", "1e0",
+                 f"{bound}e0", f"{bound - 1}e0", f"{bound / 10}e1", "1e30", "1e-30", ".2e10", "1.e9"]  # fmt: skip
+    refused = []
+    for text in spellings:
+        values = {"resources": {"limits": {"memory": text}}}
+        if parse_quantity(text) < bound:
+            assert "below what the webhook may hold" in _refused(values), text
+            refused.append(text)
+        else:
+            render(values)
+    assert len(refused) >= 6 and len(spellings) - len(refused) >= 6, refused  # both sides are exercised
+
+
 def test_a_disruption_budget_the_replicas_cannot_keep_is_refused() -> None:
     """``replicas: 1`` with the default ``minAvailable: 1`` rendered a PodDisruptionBudget that allows no
     eviction (kube-linter's pdb-min-available): every node drain hung on the webhook's pod."""
@@ -898,6 +1028,65 @@ def test_a_provided_certificate_needs_its_ca_bundle() -> None:
     assert "annotations" not in k["ValidatingWebhookConfiguration"][0]["metadata"]
 
 
+def _label_selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
+    """Whether a Kubernetes label selector (``matchLabels``, ``matchExpressions`` with ``In``, ``NotIn``,
+    ``Exists``, ``DoesNotExist``) selects an object with ``labels``, as k8s.io/apimachinery
+    ``metav1.LabelSelectorAsSelector`` reads it (``NotIn`` selects an object without the key; an empty selector
+    selects everything)."""
+    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
+        return False
+    for e in selector.get("matchExpressions") or []:
+        key, op, values = e["key"], e["operator"], e.get("values") or []
+        ok = {"In": key in labels and labels[key] in values, "NotIn": labels.get(key) not in values,
+              "Exists": key in labels, "DoesNotExist": key not in labels}[op]  # fmt: skip
+        if not ok:
+            return False
+    return True
+
+
+def test_no_label_a_namespace_admin_can_set_turns_the_webhook_off() -> None:
+    """The default namespaceSelector left out every namespace labelled ``kvlint.io/webhook=disabled``, so anyone
+    allowed to label a namespace (``patch`` on namespaces) turned the policy off for it. Now the defaults select a
+    namespace whatever labels it carries, by the one label the API server itself writes and no one can change
+    (``kubernetes.io/metadata.name``, the namespace's name): only exemptNamespaces, set at install time, and the
+    release namespace and kube-system are left out, as Gatekeeper (``--exempt-namespace``) and Kyverno (the
+    install-time namespaceSelector) do."""
+    k = _by_kind(render({"exemptNamespaces": ["gpu-operator"]}, namespace="kvlint"))
+    hooks = [
+        wh
+        for wh in k["ValidatingWebhookConfiguration"][0]["webhooks"]
+        if wh["rules"][0]["scope"] == "Namespaced"
+    ]
+    assert hooks
+    opted_out = {
+        "kvlint.io/webhook": "disabled",
+        "kvlint.io/ignore": "all",
+        "admission.gatekeeper.sh/ignore": "yes",
+    }
+    for wh in hooks:
+        selector = wh["namespaceSelector"]
+        keys = {e["key"] for e in selector.get("matchExpressions") or []} | set(
+            selector.get("matchLabels") or {}
+        )
+        assert keys == {"kubernetes.io/metadata.name"}, keys  # nothing a namespace's writer chooses
+        for name in ("team-a", "serving", "default"):
+            labels = {"kubernetes.io/metadata.name": name}
+            assert _label_selects(selector, labels) and _label_selects(selector, {**labels, **opted_out}), (
+                wh["name"],
+                name,
+            )
+        for name in ("kvlint", "kube-system", "gpu-operator"):
+            assert not _label_selects(selector, {"kubernetes.io/metadata.name": name}), (wh["name"], name)
+    # a selector of the operator's own is kept, beside the exempt names (documented as a label anyone may set)
+    own = {"matchExpressions": [{"key": "kvlint.io/webhook", "operator": "NotIn", "values": ["disabled"]}]}
+    k = _by_kind(render({"namespaceSelector": own}, namespace="kvlint"))
+    selector = k["ValidatingWebhookConfiguration"][0]["webhooks"][0]["namespaceSelector"]
+    assert not _label_selects(
+        selector, {"kubernetes.io/metadata.name": "team-a", "kvlint.io/webhook": "disabled"}
+    )
+    assert not _label_selects(selector, {"kubernetes.io/metadata.name": "kube-system"})
+
+
 def test_exempt_namespaces_are_never_sent_to_the_webhook() -> None:
     """``exemptNamespaces`` reached the server as ``--exempt-namespace`` but not the ``namespaceSelector``: the
     API server still called the webhook for them (and, with ``failurePolicy: Fail``, refused their writes
@@ -913,7 +1102,6 @@ def test_exempt_namespaces_are_never_sent_to_the_webhook() -> None:
         exprs = wh["namespaceSelector"]["matchExpressions"]
         (names,) = [e for e in exprs if e["key"] == "kubernetes.io/metadata.name"]
         assert names["operator"] == "NotIn" and set(names["values"]) == exempt
-        assert {"key": "kvlint.io/webhook", "operator": "NotIn", "values": ["disabled"]} in exprs
     # kube-system stays out even when the list leaves it out
     k = _by_kind(render({"exemptNamespaces": []}, namespace="kvlint"))
     names = k["ValidatingWebhookConfiguration"][0]["webhooks"][0]["namespaceSelector"]["matchExpressions"][-1]

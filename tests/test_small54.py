@@ -57,6 +57,32 @@ def test_a_lower_case_m_worker_memory_is_a_usage_error_not_megabytes() -> None:
     assert build_settings(worker_memory="512M").worker_memory_bytes == 512 * 10**6
 
 
+def test_a_size_is_read_in_one_ascii_grammar_and_a_milli_with_a_byte_suffix_is_refused_too() -> None:
+    """``512mb`` and ``512mB`` were read as 512 MB (the ``b`` dropped, then ``m`` as mega), though ``512m`` is refused
+    as a Kubernetes milli; Python's own number syntax let ``1_024Mi``, ``+512Mi`` and other scripts' digits
+    (``\u0665\u0661\u0662Mi``, Arabic-Indic 512) through, which no Kubernetes quantity and not the chart read. Each is
+    now a usage error naming the flag; the spellings the chart reads are unchanged."""
+    for text in ("512mb", "512mB", "512 mb"):
+        with pytest.raises(click.UsageError) as exc:
+            build_settings(worker_memory=text)
+        assert "milli" in exc.value.format_message() and "--worker-memory" in exc.value.format_message(), text
+    for text in (
+        "1_024Mi",
+        "+512Mi",
+        "\u0665\u0661\u0662Mi",
+        "\uff15\uff11\uff12Mi",
+        "512 Mi",
+        "0x200Mi",
+        "1e400",
+    ):
+        with pytest.raises(click.UsageError) as exc:
+            build_settings(worker_memory=text)
+        assert "--worker-memory" in exc.value.format_message(), text
+    for text, size in (("512MB", 512 * 10**6), ("512MiB", 512 * 2**20), ("1.5gi", 3 * 2**29), ("5.36870912e8", 536870912),
+                       (" 512Mi ", 512 * 2**20), (".5Gi", 2**29), ("536870912", 536870912)):  # fmt: skip
+        assert build_settings(worker_memory=text).worker_memory_bytes == size, text
+
+
 @pytest.mark.parametrize("product", ["NVIDIA-Acme-X9000", None])
 def test_a_gfd_memory_label_of_a_few_mib_is_a_kv501_not_a_silent_zero_byte_gpu(product: str | None) -> None:
     """``nvidia.com/gpu.memory: '1'`` (1 MiB) beside an unknown GFD product (or alone) made a GPU of 0 bytes once

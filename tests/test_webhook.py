@@ -270,6 +270,24 @@ def test_malformed_reviews_get_400(server: Any, body: bytes, needle: str) -> Non
     assert client.get("/healthz").status_code == 200
 
 
+def test_an_operation_the_api_server_never_sends_is_refused_not_admitted(server: Any) -> None:
+    """admission.k8s.io/v1 names four operations (CREATE, UPDATE, DELETE, CONNECT: k8s.io/api admission/v1
+    types.go, ``Operation``). A review with any other (``PATCH``, ``create`` in lower case, ``CREATE `` with a
+    space, a new operation of a later API server) is HTTP 400, so the API server applies the webhook's
+    failurePolicy to it as to any failed call; before, it was answered ``allowed`` unreviewed, whatever the
+    object held (here a Deployment kvlint denies on CREATE). DELETE and CONNECT are still allowed unreviewed."""
+    _, client, _ = server
+    bad = workload_object(B01)
+    assert post(client, review(bad))["response"]["allowed"] is False  # what CREATE answers
+    for operation in ("PATCH", "create", "CREATE ", "Update", "FROB", "CREATE\u0000"):
+        r = client.post("/validate", json=review(bad, operation=operation))
+        assert r.status_code == 400, (operation, r.text[:300])
+        assert "request.operation" in r.json()["error"] and "CONNECT" in r.json()["error"], r.text[:300]
+    for operation in ("DELETE", "CONNECT"):
+        resp = post(client, review(None, operation=operation, oldObject=bad))["response"]
+        assert resp["allowed"] is True, (operation, resp)
+
+
 @pytest.mark.parametrize(
     "where",
     ["apiVersion", "kind", "object", "body"],

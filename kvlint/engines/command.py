@@ -691,6 +691,19 @@ def _is_kaito_vllm_wrapper(script: str) -> bool:
 #: The programs (last path component) :func:`_match_program` reads as an engine, besides the Python interpreters
 #: (:data:`_PYTHON_RE`, whose names start with ``python``).
 _ENGINE_PROGRAMS = frozenset({"vllm", "text-generation-launcher", "tgi-entrypoint.sh", "sglang"})
+#: Words one of which is in every command or argument list :func:`_match_program` reads an engine from, whatever the
+#: image: a program of :data:`_ENGINE_PROGRAMS` (``tgi-entrypoint``), a module of vLLM or SGLang (``vllm.``,
+#: ``sglang.``, ``dynamo.vllm``), KAITO's ``vllm/inference_api.py`` and KServe's Hugging Face server
+#: (:data:`~kvlint.engines.kserve.HF_SERVER_MODULE`), also inside a shell script. For the webhook chart's CEL
+#: ``matchCondition``, which tests each word of a container's ``command`` and ``args`` with ``contains()``
+#: (``deploy/helm/kvlint-webhook/webhook-match.yaml``, written by ``tools/gen_webhook_kinds.py``).
+ENGINE_COMMAND_WORDS: tuple[str, ...] = (
+    "vllm",
+    "sglang",
+    "text-generation-launcher",
+    "tgi-entrypoint",
+    HF_SERVER_MODULE,
+)
 
 
 #: ``conda run``'s options that take a value (conda ``conda/cli/main_run.py::configure_parser``: ``-n/--name`` and

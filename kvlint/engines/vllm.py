@@ -385,8 +385,27 @@ _POSITIVE_INT_DESTS = frozenset(
         "max_num_seqs",
         "max_num_batched_tokens",
         "block_size",
+        "num_gpu_blocks_override",
     }
 )
+#: Why a positive value is required, where the engine's own words say more than "positive".
+_POSITIVE_WHY = {
+    "num_gpu_blocks_override": (
+        ": vLLM uses the override as the number of KV cache blocks, and the V1 engine's BlockPool asserts"
+        " num_gpu_blocks > 0 at start-up (vllm/v1/core/block_pool.py, BlockPool.__init__); the V0 engine stops"
+        " with 'No available memory for the cache blocks'"
+    ),
+}
+#: The largest value of an integer count vLLM can address, and why, refused (KV206) before anything is sized
+#: with it: a KV cache block id is int32 in the V1 model runner's block table (vllm
+#: ``vllm/v1/worker/block_table.py``, ``BlockTable.__init__``: ``torch.int32``; read at main, 2026, and in the V1
+#: runner's first releases), so an override past 2^31 - 1 blocks names blocks no table can hold. Before,
+#: ``--num-gpu-blocks-override 1000000000000`` sized a KV cache of 10^12 blocks that the fit check found roomy,
+#: and no rule said anything. (``--max-num-batched-tokens`` has no ceiling here: KV209 prices its buffers against
+#: the GPU, with the arithmetic, up to the 2^63 - 1 any integer setting is read to.)
+_INT_CEILINGS = {
+    "num_gpu_blocks_override": (2**31 - 1, "vLLM's block tables hold KV cache block ids as int32"),
+}
 
 
 def _human_readable(dest: str, indices: list[int], version: str | None) -> bool:
@@ -509,7 +528,19 @@ class _Parser:
                 )
                 return False, None
             if dest in _POSITIVE_INT_DESTS and val < 1:
-                self.col.invalid(option, raw, loc, "a positive integer is required")
+                self.col.invalid(
+                    option, raw, loc, "a positive integer is required" + _POSITIVE_WHY.get(dest, "")
+                )
+                return False, None
+            ceiling = _INT_CEILINGS.get(dest)
+            if ceiling is not None and val > ceiling[0]:
+                self.col.invalid(
+                    option,
+                    raw,
+                    loc,
+                    f"implausibly large: at most {ceiling[0]:,} ({ceiling[1]})",
+                    fix=f"give {option} a realistic value",
+                )
                 return False, None
             return True, val
         if dest in FLOAT_DESTS:

@@ -44,33 +44,42 @@ def tls_hint(cert: str, key: str, exc: BaseException) -> str:
     return ""
 
 
+#: A size as the server reads one (:func:`_parse_size`): an ASCII decimal number, an optional exponent of one or two
+#: digits (``5.36870912e+08``, as a number in the chart's values renders), a unit ``ki``, ``mi``, ``gi``, ``k``,
+#: ``m`` (mega here; a lower-case ``m`` alone is refused before) or ``g`` in any case, and an optional ``B``. The
+#: chart's ``kvlint.bytes`` reads the same grammar (``kube`` false), so the two refuse the same spellings. A leading
+#: ``-`` is read, so that :class:`~kvlint.webhook.review.WebhookSettings` refuses a negative size naming it.
+_SIZE_RE = re.compile(r"(-?[0-9]+\.?[0-9]*|-?\.[0-9]+)([eE][-+]?[0-9]{1,2})?([kKmMgG][iI]?)?[bB]?")
+_SIZE_UNITS = {"ki": 2**10, "mi": 2**20, "gi": 2**30, "k": 10**3, "m": 10**6, "g": 10**9}
+
+
 def _parse_size(value: str, option: str | None = None) -> int:
-    """``4194304``, ``4Mi``, ``3MiB``, ``2M`` -> bytes. Raises click.BadParameter, also for what is not a finite
-    number (``inf``, ``nan``, ``1e400``: an OverflowError traceback, or Python's own words, before); a negative size
-    is left to the setting's own check (:class:`~kvlint.webhook.review.WebhookSettings`), which names it. A
-    lower-case ``m`` suffix (``512m``) is refused: in a Kubernetes quantity (apimachinery ``resource.Quantity``,
-    the form a pod's ``memory: 512Mi`` is written in) ``m`` is milli, a thousandth, not mega, so the value is
-    neither read as 512 MB nor as 0.512 bytes; the error (naming ``option``, the flag, when given) says to write
-    ``512Mi`` or ``512M``."""
+    """``4194304``, ``4Mi``, ``3MiB``, ``2M``, ``5.36870912e+08`` -> bytes (:data:`_SIZE_RE`; surrounding
+    whitespace ignored). Raises click.BadParameter (naming ``option``, the flag, when given) for anything else:
+    what is not a finite size (``inf``, ``nan``, ``1e400``; a negative one is left to
+    :class:`~kvlint.webhook.review.WebhookSettings`, which names the setting), and what only Python's own number syntax read
+    (``1_024Mi``, ``+512Mi``, another script's digits such as Arabic-Indic ``\u0665\u0661\u0662``, which the chart
+    and Kubernetes do not). A lower-case ``m`` unit, with or without a ``B`` (``512m``, ``512mb``), is refused with
+    its own message: in a Kubernetes quantity (apimachinery ``resource.Quantity``, the form a pod's ``memory:
+    512Mi`` is written in) ``m`` is milli, a thousandth, and Docker reads ``512m`` as MiB, so the value is read as
+    none of them; the error says to write ``512Mi`` or ``512M``."""
     text = value.strip()
-    if text.endswith("m"):
-        num = text[:-1].strip()
+    unit = text[:-1] if text[-1:] in ("b", "B") else text
+    if unit.endswith("m"):
+        num = unit[:-1].strip()
         raise click.BadParameter(
             f"{value!r}: in a Kubernetes quantity 'm' is milli (a thousandth), not mega: write {num or 'N'}Mi "
             f"(MiB, 2^20 bytes) or {num or 'N'}M (10^6 bytes)",
             param_hint=option,
         )
-    units = {"ki": 2**10, "mi": 2**20, "gi": 2**30, "k": 10**3, "m": 10**6, "g": 10**9}
-    low = text.lower().removesuffix("b")
-    suffix = next((u for u in units if low.endswith(u)), "")
-    num, mult = (low[: -len(suffix)], units[suffix]) if suffix else (low, 1)
-    try:
-        n = float(num)
-    except ValueError:
-        n = math.nan
-    if not math.isfinite(n * mult):
-        raise click.BadParameter(f"not a size: {value!r} (e.g. 3Mi, 4194304)")
-    return int(n * mult)
+    match = _SIZE_RE.fullmatch(text)
+    if match is None:
+        raise click.BadParameter(f"not a size: {value!r} (e.g. 3Mi, 4194304)", param_hint=option)
+    number, exponent, suffix = match.groups()
+    n = float(number + (exponent or "")) * _SIZE_UNITS.get((suffix or "").lower(), 1)
+    if not math.isfinite(n):  # pragma: no cover - two exponent digits and a Gi stay finite
+        raise click.BadParameter(f"not a size: {value!r} (e.g. 3Mi, 4194304)", param_hint=option)
+    return int(n)
 
 
 def _given(kw: dict[str, Any], name: str, default: Any) -> Any:

@@ -51,6 +51,11 @@ FAILURE_MODES: tuple[str, ...] = ("open", "closed")
 
 #: API versions of AdmissionReview answered (the response always repeats the request's).
 API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
+#: The operations an AdmissionReview request names (k8s.io/api admission/v1 types.go, ``Operation``: Create,
+#: Update, Delete, Connect, spelt in upper case on the wire). Any other is refused with HTTP 400
+#: (:func:`parse_review`), so the API server applies the webhook's failurePolicy to it as to any failed call:
+#: answering ``allowed`` would admit, unreviewed, whatever a client or a later API server sent under it.
+ADMISSION_OPERATIONS = ("CREATE", "UPDATE", "DELETE", "CONNECT")
 
 #: One warning's maximum length in characters (the API server may truncate above 256).
 MAX_WARNING_CHARS = 256
@@ -555,7 +560,8 @@ def parse_review(body: bytes | str) -> Review:
 
     Raises:
         ReviewError: (HTTP 400) not JSON, not an object, wrong ``apiVersion``/``kind``, no
-            ``request``, missing or non-string ``uid``/``operation``, a ``uid`` holding a lone surrogate
+            ``request``, missing or non-string ``uid``/``operation``, an ``operation`` other than those of
+            :data:`ADMISSION_OPERATIONS` (exactly as spelt there), a ``uid`` holding a lone surrogate
             (it could not be echoed: see the comment in the code), ``object`` not a mapping.
         ReviewTooDeep: the body nests too deeply for the JSON decoder and its head holds the request's uid.
     """
@@ -597,6 +603,10 @@ def parse_review(body: bytes | str) -> Review:
     operation = req.get("operation")
     if not isinstance(operation, str) or not operation:
         raise ReviewError("request.operation must be a non-empty string")
+    if operation not in ADMISSION_OPERATIONS:
+        raise ReviewError(
+            f"request.operation must be one of {', '.join(ADMISSION_OPERATIONS)}, got {_quoted(operation)}"
+        )
     obj = req.get("object")
     old = req.get("oldObject")
     for key, value in (("object", obj), ("oldObject", old)):
@@ -616,7 +626,7 @@ def parse_review(body: bytes | str) -> Review:
     return Review(
         api_version=str(api_version),
         uid=uid,
-        operation=operation.upper(),
+        operation=operation,
         kind=kind,
         namespace=str(ns) if ns else None,
         name=str(name or ""),

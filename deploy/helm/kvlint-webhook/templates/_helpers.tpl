@@ -145,12 +145,19 @@ expression: >-
 {{- end -}}
 
 {{/*
-A pod spec at .spec requests an accelerator or runs a serving-engine image: the resource prefixes and image
-words of webhook-match.yaml (.match), written from what kvlint reads (tools/gen_webhook_kinds.py), in a container
-or in a sidecar init container (restartPolicy: Always), and a Dynamic Resource Allocation claim, as kvlint reads
-them (kvlint.workloads.base.engine_containers): a vLLM sidecar on a GPU beside an application container, or an
-engine whose GPU is a DRA claim under an image name of its own, was never sent, and so admitted unreviewed though
-the server denies it.
+A pod spec at .spec requests an accelerator, runs a serving-engine image or starts an engine by its command: the
+resource prefixes, image words and command words of webhook-match.yaml (.match), written from what kvlint reads
+(tools/gen_webhook_kinds.py), in a container or in a sidecar init container (restartPolicy: Always), and a Dynamic
+Resource Allocation claim, as kvlint reads them (kvlint.workloads.base.engine_containers): a vLLM sidecar on a GPU
+beside an application container, or an engine whose GPU is a DRA claim under an image name of its own, was never
+sent, and so admitted unreviewed though the server denies it; so was an engine with no GPU request started by its
+command under another image (python:3.11 running `vllm serve`, `sh -c "python -m vllm.entrypoints..."`).
+
+Its CEL cost is bounded, whatever the object (the API server gives a webhook's matchConditions 2,500,000 units a
+request and applies failurePolicy past them: with Ignore, an object made costly enough would be admitted unsent):
+a pod spec with more containers, or init containers, than .maxReviewSize is sent unread (the server reviews it
+as too large, KV001), and so is a command or args list longer than .match.maxCommandWords; what is left is read
+with a cost in proportion to the bytes of the object's strings, a few times over.
 */}}
 {{- define "kvlint.gpuCondition" -}}
 {{- $resources := list "k.endsWith('/gpu')" -}}
@@ -161,9 +168,20 @@ the server denies it.
 {{- range .match.engineImageWords -}}
 {{- $images = append $images (printf "c.image.contains('%s')" .) -}}
 {{- end -}}
-{{- $container := printf "(has(c.resources) && has(c.resources.limits) && c.resources.limits.exists(k, %s)) || (has(c.resources) && has(c.resources.claims) && size(c.resources.claims) > 0) || (has(c.image) && (%s))" (join " || " $resources) (join " || " $images) -}}
+{{- $words := list -}}
+{{- range .match.engineCommandWords -}}
+{{- $words = append $words (printf "w.contains('%s')" .) -}}
+{{- end -}}
+{{- $max := int .match.maxCommandWords -}}
+{{- $lists := list -}}
+{{- range list "command" "args" -}}
+{{- $lists = append $lists (printf "(has(c.%s) && (size(c.%s) > %d || c.%s.exists(w, %s)))" . . $max . (join " || " $words)) -}}
+{{- end -}}
+{{- $container := printf "(has(c.resources) && has(c.resources.limits) && c.resources.limits.exists(k, %s)) || (has(c.resources) && has(c.resources.claims) && size(c.resources.claims) > 0) || (has(c.image) && (%s)) || %s" (join " || " $resources) (join " || " $images) (join " || " $lists) -}}
 name: gpu-or-serving-engine
 expression: >-
+  size({{ .spec }}.containers) > {{ .maxReviewSize }} ||
+  (has({{ .spec }}.initContainers) && size({{ .spec }}.initContainers) > {{ .maxReviewSize }}) ||
   {{ .spec }}.containers.exists(c, {{ $container }}) ||
   (has({{ .spec }}.initContainers) && {{ .spec }}.initContainers.exists(c,
   has(c.restartPolicy) && c.restartPolicy == 'Always' && ({{ $container }})))
@@ -186,7 +204,10 @@ resource quantity (k8s.io/apimachinery pkg/api/resource: binary Ki..Ei, decimal 
 else as the server reads --worker-memory and --max-request-bytes (kvlint.webhook.cli._parse_size: ki, mi, gi, k,
 m, g in any case, a trailing B, and an exponent of one or two digits, 5.36870912e+08, as a number in the values
 renders; a longer one, 1e400, is not read: sprig's float64 reads what overflows as 0). A Kubernetes quantity's
-exponent form (1e9) is not read (""). */}}
+decimal-exponent form is read as its grammar says (quantity.go, "<decimalExponent> ::= e <signedNumber> | E
+<signedNumber>": 2e9, 1E3, 1.5e+9, a leading +; the exponent's digits in decimal, leading zeros ignored): one of
+more than 30 (above 10^30 bytes, past any bound compared with it) is not read, one below -30 is 0. Before, the
+exponent form was not read at all and the memory-limit check skipped such a limit. */}}
 {{- define "kvlint.bytes" -}}
 {{- $text := trim (toString .value) -}}
 {{- if or (kindIs "float64" .value) (kindIs "int" .value) (kindIs "int64" .value) -}}
@@ -196,9 +217,27 @@ as 1.073741824e+09) */ -}}
 {{- end -}}
 {{- $units := dict "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "Ei" 1152921504606846976.0 "k" 1000.0 "M" 1000000.0 "G" 1000000000.0 "T" 1000000000000.0 "P" 1000000000000000.0 "E" 1000000000000000000.0 "m" 0.001 -}}
 {{- $pattern := "^([0-9]+[.]?[0-9]*|[.][0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E|m)?$" -}}
+{{- if .kube -}}
+{{- $text = trimPrefix "+" $text -}}
+{{- $exp := regexFind "[eE][-+]?[0-9]+$" $text -}}
+{{- $mantissa := trimSuffix $exp $text -}}
+{{- if and $exp (regexMatch "^([0-9]+[.]?[0-9]*|[.][0-9]+)$" $mantissa) -}}
+{{- $sign := ternary "-" "" (contains "-" $exp) -}}
+{{- $digits := regexReplaceAll "^0+([0-9])" (regexFind "[0-9]+$" $exp) "${1}" -}}
+{{- $text = "" -}}
+{{- if gt (len $digits) 2 -}}
+{{- $text = ternary "0" "" (eq $sign "-") -}}
+{{- else if le (int $digits) 30 -}}
+{{- $text = printf "%.0f" (float64 (printf "%se%s%s" $mantissa $sign $digits)) -}}
+{{- else if eq $sign "-" -}}
+{{- $text = "0" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- if not .kube -}}
-{{- if hasSuffix "m" $text -}}
-{{- /* the server refuses a lower-case m (milli in a Kubernetes quantity, not mega): kvlint.webhook.cli._parse_size */ -}}
+{{- if hasSuffix "m" (trimSuffix "b" (trimSuffix "B" $text)) -}}
+{{- /* the server refuses a lower-case m, with or without a B (milli in a Kubernetes quantity, not mega):
+kvlint.webhook.cli._parse_size */ -}}
 {{- $text = "" -}}
 {{- end -}}
 {{- $text = lower $text | trimSuffix "b" -}}
