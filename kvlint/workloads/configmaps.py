@@ -35,9 +35,48 @@ UNPARSED_FIX = (
 )
 
 
-def configmaps(
-    docs: Sequence[Document], unparsed: Sequence[tuple[str | None, str, Loc]] = ()
-) -> dict[tuple[str | None, str], LDict]:
+class ConfigMaps(dict):  # type: ignore[type-arg]
+    """The ConfigMaps of a run, ``(namespace, name) -> data`` as :func:`configmaps` describes (a later one of a
+    key replacing an earlier one), and ``sites``: for each name, every ConfigMap document of that name as
+    ``(namespace, file, data)`` in input order, so that a workload can be read against the one beside it
+    (:func:`scoped`) when several files of a directory run define one name."""
+
+    __slots__ = ("sites", "_clash", "_scoped")
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.sites: dict[str, list[tuple[str | None, str, LDict]]] = {}
+        self._clash: frozenset[str] | None = None
+        self._scoped: dict[Any, dict[tuple[str | None, str], LDict]] = {}
+
+    def add_site(self, namespace: str | None, name: str, path: str, data: LDict) -> None:
+        """Record the ConfigMap ``name`` of ``namespace`` written in the file ``path`` with ``data``."""
+        self.sites.setdefault(name, []).append((namespace, path, data))
+        self._clash = None
+        self._scoped.clear()
+
+    def absorb(self, other: Mapping[tuple[str | None, str], LDict]) -> None:
+        """``other``'s ConfigMaps added as a later file's (``dict.update``, and its sites appended): the
+        streaming run's context pass gathers a run's ConfigMaps file by file."""
+        self.update(other)
+        for name, more in getattr(other, "sites", {}).items():
+            for namespace, path, data in more:
+                self.add_site(namespace, name, path, data)
+        self._scoped.clear()
+
+    def clashing(self) -> frozenset[str]:
+        """The names defined in more than one file with different ``data`` (computed once, again after a
+        site is added)."""
+        if self._clash is None:
+            names = set()
+            for name, sites in self.sites.items():
+                if len({p for _n, p, _d in sites}) > 1 and any(d != sites[0][2] for _n, _p, d in sites):
+                    names.add(name)
+            self._clash = frozenset(names)
+        return self._clash
+
+
+def configmaps(docs: Sequence[Document], unparsed: Sequence[tuple[str | None, str, Loc]] = ()) -> ConfigMaps:
     """ConfigMap ``data`` of every ConfigMap document, keyed by ``(namespace, name)``.
 
     ``namespace`` is None when the manifest does not set one. ConfigMaps without a name or without ``data``
@@ -50,8 +89,11 @@ def configmaps(
     ``unparsed``: the ConfigMaps of documents that failed to parse (:attr:`kvlint.types.LoadResult.
     unparsed_configmaps`), kept as :class:`UnreadData` saying so and where (:data:`UNPARSED`) unless a
     readable or unreadable one among ``docs`` has the same key.
+
+    Returns a :class:`ConfigMaps`, which also records the file of each readable ConfigMap (for
+    :func:`scoped`).
     """
-    out: dict[tuple[str | None, str], LDict] = {}
+    out = ConfigMaps()
     for doc in docs:
         if doc.kind != "ConfigMap":
             continue
@@ -70,7 +112,116 @@ def configmaps(
         if not isinstance(data, LDict):
             data = LDict(data, loc=doc.loc)
         out[(doc.namespace, name)] = data
+        out.add_site(doc.namespace, name, doc.path, data)
     add_unparsed(out, unparsed)
+    return out
+
+
+#: Files of a name's ConfigMaps listed when kvlint cannot tell which one a workload reads. [assumed] enough to
+#: find them; the count says how many there are.
+_SITES_SHOWN = 4
+
+
+def scoped(
+    cms: dict[tuple[str | None, str], LDict], path: str, namespace: str | None, pod_spec: Any
+) -> dict[tuple[str | None, str], LDict]:
+    """The ConfigMaps a workload written in the file ``path`` (its ``namespace``, its PodSpec ``pod_spec``) is
+    read against: ``cms`` itself, except for a name the pod refers to (a ``configMap`` volume or projected
+    source, an ``envFrom`` ``configMapRef``, an ``env`` ``configMapKeyRef``, of any container or init
+    container) that several files define with different ``data`` (:meth:`ConfigMaps.clashing`). Of those, the
+    one the workload can be deployed with is the nearest: one in the workload's own file, else those of the
+    files whose directory shares the most of the workload's (a chart's templates, a kustomization's
+    resources, an application's directory), among those whose namespace the workload's allows (either unset,
+    or both the same; all of them when none does). When the nearest are in more than one file and differ, no
+    ConfigMap of that name is read: an :class:`UnreadData` stands for it, saying which files define it, so
+    the workload is not read against another application's ConfigMap that a directory run happens to hold
+    (``kubectl apply -f DIR`` of such files would keep the last of them only). ``cms`` without
+    :attr:`ConfigMaps.sites` (a hand-made mapping) is returned as it is. Never raises."""
+    if not isinstance(cms, ConfigMaps) or not cms.sites:
+        return cms
+    clash = cms.clashing()
+    names = sorted(_referenced(pod_spec) & clash) if clash else []
+    if not names:
+        return cms
+    key = (path, namespace, tuple(names), len(cms))
+    hit = cms._scoped.get(key)
+    if hit is not None:
+        return hit
+    out = dict(cms)
+    for name in names:
+        for k in _named(cms, name):
+            out.pop(k, None)
+        chosen = _nearest(cms.sites[name], path, namespace)
+        if isinstance(chosen, str):
+            out[(namespace, name)] = UnreadData(chosen, None)
+        else:
+            for ns, _p, data in chosen:
+                out[(ns, name)] = data
+    cms._scoped[key] = out
+    return out
+
+
+def _nearest(
+    sites: list[tuple[str | None, str, LDict]], path: str, namespace: str | None
+) -> list[tuple[str | None, str, LDict]] | str:
+    """The ConfigMaps of one name a workload of the file ``path`` and ``namespace`` is read against (see
+    :func:`scoped`), or why there is none to read (a phrase following ``ConfigMap NAME``)."""
+    allowed = [s for s in sites if s[0] is None or namespace is None or s[0] == namespace] or sites
+    here = posixpath.dirname(path).split("/")
+
+    def nearness(site_path: str) -> int:
+        if site_path == path:
+            return len(here) + 1  # the workload's own file: nearer than any other
+        n = 0
+        for a, b in zip(here, posixpath.dirname(site_path).split("/"), strict=False):
+            if a != b:
+                break
+            n += 1
+        return n
+
+    best = max(nearness(p) for _n, p, _d in allowed)
+    near = [s for s in allowed if nearness(s[1]) == best]
+    files = list(dict.fromkeys(p for _n, p, _d in near))
+    if len(files) == 1 or all(d == near[0][2] for _n, _p, d in near):
+        return near
+    shown = [_where_file(d.loc, p) for _n, p, d in near[:_SITES_SHOWN]]
+    more = f" and {len(near) - _SITES_SHOWN} more" if len(near) > _SITES_SHOWN else ""
+    return (
+        f"is defined differently in {len(files)} files among the inputs ({', '.join(shown)}{more}), none of "
+        "them this workload's own file nor nearer to it than the others, so kvlint cannot tell which one the "
+        "workload is deployed with (applied together, the last one would replace the others)"
+    )
+
+
+def _where_file(loc: Loc | None, path: str) -> str:
+    return f"{loc.file}:{loc.line}" if loc is not None else path
+
+
+def _referenced(pod_spec: Any) -> set[str]:
+    """The names of the ConfigMaps ``pod_spec`` refers to: its ``configMap`` volumes and projected sources,
+    each container's and init container's ``envFrom`` ``configMapRef`` and ``env`` ``configMapKeyRef``."""
+    out: set[str] = set()
+    if not isinstance(pod_spec, Mapping):
+        return out
+    volumes = pod_spec.get("volumes")
+    for v in volumes if isinstance(volumes, list) else ():
+        if isinstance(v, dict):
+            out.update(src["name"] for src in _cm_sources(v) if isinstance(src.get("name"), str))
+    for group in ("containers", "initContainers"):
+        cs = pod_spec.get(group)
+        for c in cs if isinstance(cs, list) else ():
+            if not isinstance(c, Mapping):
+                continue
+            sources = c.get("envFrom")
+            for src in sources if isinstance(sources, list) else ():
+                ref = src.get("configMapRef") if isinstance(src, Mapping) else None
+                if isinstance(ref, Mapping) and isinstance(ref.get("name"), str):
+                    out.add(ref["name"])
+            entries = c.get("env")
+            for e in entries if isinstance(entries, list) else ():
+                ref = get_in(e, "valueFrom", "configMapKeyRef") if isinstance(e, Mapping) else None
+                if isinstance(ref, Mapping) and isinstance(ref.get("name"), str):
+                    out.add(ref["name"])
     return out
 
 
