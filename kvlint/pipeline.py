@@ -68,6 +68,7 @@ from kvlint.types import (
 )
 from kvlint.workloads.base import MODEL_ANNOTATION, RAY_OVERWRITE_CMD_ANNOTATION, engine_containers
 from kvlint.workloads.configmaps import scoped as _scoped_cms
+from kvlint.workloads.init_download import init_download
 
 
 def run_check(
@@ -561,7 +562,30 @@ def analyse_container(
 
             dp, dp_container = run_data_parallel(w, container)
             return analyse_container(dp, dp_container, cms, options)
-    return analyse_serving(w, container, serving, options)
+    return analyse_serving(_with_init_download(w, serving, cms), container, serving, options)
+
+
+def _with_init_download(
+    w: Workload, serving: ServingConfig, cms: dict[tuple[str | None, str], LDict]
+) -> Workload:
+    """``w`` with where its init container fetches the model the engine serves from a path
+    (:func:`kvlint.workloads.init_download.init_download`) as its ``model_storage``, for this container only,
+    when nothing else names the model (no ``kvlint.io/model``, no model or storage the operator object names);
+    else ``w`` itself."""
+    if (
+        serving.model is None
+        or w.model_storage
+        or w.derived_model
+        or w.annotations.get(MODEL_ANNOTATION)
+        or not isinstance(w.pod_spec, dict)
+        or not w.pod_spec.get("initContainers")
+    ):
+        return w
+    got = init_download(w.pod_spec, str(serving.model.value), cms, w.namespace)
+    if got is None:
+        return w
+    name = serving.container.get("name") if isinstance(serving.container, dict) else None
+    return replace(w, model_storage=got[0], model_downloader=got[1], model_container=str(name or ""))
 
 
 def _kaito_nodes(w: Workload, serving: ServingConfig, options: Options) -> int:
@@ -1011,12 +1035,28 @@ def _stored_model(ref: str, revision: str | None, w: Workload, options: Options)
     # (a model it cannot resolve is None there; any other exception is kvlint's own failure and reaches the
     # per-workload net, KV503, rather than pass as "model not found", which skips the capacity rules)
     # a Kthena ModelBooster's model is fetched by the downloader init container of the ModelServing it makes
-    downloader = (
+    downloader = w.model_downloader or (
         "Kthena's model downloader" if w.doc.kind == "ModelBooster" else "KServe's storage initializer"
     )
+    if location.startswith("hf://"):
+        # an init container's download from the Hub names the model exactly
+        return _hub_download(location[len("hf://") :], ref, revision, downloader, w, options)
     return resolve_stored_model(
         location, ref, revision=revision, downloader=downloader, **_model_sources(options, w.doc.path)
     )
+
+
+def _hub_download(
+    hub_id: str, ref: str, revision: str | None, downloader: str, w: Workload, options: Options
+) -> ModelSpec | None:
+    """The model ``hub_id`` that ``downloader`` (an init container) downloads from the Hub to the engine's path
+    ``ref``, with a note saying so; None when kvlint cannot resolve it either."""
+    try:
+        spec = _models.resolve_model(hub_id, revision=revision, **_model_sources(options, w.doc.path))
+    except ModelUnavailable:
+        return None
+    note = f"{downloader} downloads {hub_id} from the Hugging Face Hub to {ref}, the path the engine serves"
+    return replace(spec, notes=(note, *spec.notes))
 
 
 def volume_location(ref: str, container: Any, pod_spec: Any) -> tuple[str, str] | None:
