@@ -115,6 +115,45 @@ def test_two_equally_near_configmaps_are_neither_read_and_the_finding_names_both
     assert "the model '$(MODEL_ID)' comes from the env, which kvlint could not read" in text
     assert "ConfigMap vllm-config is defined differently in 2 files" in text
     assert "one.yaml:6" in text and "two.yaml:7" in text and "three.yaml" not in text
+    # the one line that settles it: lint the workload with its own ConfigMap (not "fix the ConfigMap's key")
+    assert kv502.fix.startswith("lint the workload with the ConfigMap it is deployed with (kvlint check")
+
+
+def test_a_config_file_from_one_of_two_equally_near_configmaps_is_not_read(tmp_path: Path) -> None:
+    """vLLM's --config file mounted from a ConfigMap two files of the directory define differently (wellflat's
+    k8s-dev in fixtures/collected beside other repositories' vllm-config): neither is read, and KV503 says so."""
+    deployment = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: svc}
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.8.5
+        command: [vllm, serve, facebook/opt-125m, --config, /etc/vllm/config.yaml]
+        volumeMounts: [{name: cfg, mountPath: /etc/vllm}]
+        resources: {limits: {nvidia.com/gpu: 1}}
+      volumes: [{name: cfg, configMap: {name: vllm-config}}]
+"""
+
+    def config(mml: int) -> str:
+        return (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: vllm-config}\ndata:\n"
+            f"  config.yaml: |\n    max-model-len: {mml}\n"
+        )
+
+    _write(tmp_path, {"deployment.yaml": deployment, "a.yaml": config(1024), "b.yaml": config(2048)})
+    result = run_check([str(tmp_path)], Options(allow_hub=False))
+    (cr,) = result.containers
+    assert cr.serving.get("max_model_len") is None
+    (kv503,) = [d for d in result.diagnostics if d.rule == "KV503" and "--config" in d.message]
+    assert "ConfigMap vllm-config, which is defined differently in 2 files" in kv503.message
+    assert kv503.fix.startswith("lint the workload with the ConfigMap it is deployed with")
+    # beside only one of them, that one is read
+    (tmp_path / "b.yaml").unlink()
+    (cr,) = run_check([str(tmp_path)], Options(allow_hub=False)).containers
+    assert cr.serving.get("max_model_len") == 1024
 
 
 def test_one_configmap_of_the_name_is_read_wherever_it_is(tmp_path: Path) -> None:

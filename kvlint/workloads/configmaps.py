@@ -117,6 +117,14 @@ def configmaps(docs: Sequence[Document], unparsed: Sequence[tuple[str | None, st
     return out
 
 
+#: What :func:`scoped` says of a ConfigMap that several files equally near the workload define differently (the
+#: files follow), and what to do about it.
+AMBIGUOUS = "is defined differently in"
+AMBIGUOUS_FIX = (
+    "lint the workload with the ConfigMap it is deployed with (kvlint check DEPLOYMENT.yaml CONFIGMAP.yaml), or "
+    "give the ConfigMaps of different applications different names"
+)
+
 #: Files of a name's ConfigMaps listed when kvlint cannot tell which one a workload reads. [assumed] enough to
 #: find them; the count says how many there are.
 _SITES_SHOWN = 4
@@ -187,7 +195,7 @@ def _nearest(
     shown = [_where_file(d.loc, p) for _n, p, d in near[:_SITES_SHOWN]]
     more = f" and {len(near) - _SITES_SHOWN} more" if len(near) > _SITES_SHOWN else ""
     return (
-        f"is defined differently in {len(files)} files among the inputs ({', '.join(shown)}{more}), none of "
+        f"{AMBIGUOUS} {len(files)} files among the inputs ({', '.join(shown)}{more}), none of "
         "them this workload's own file nor nearer to it than the others, so kvlint cannot tell which one the "
         "workload is deployed with (applied together, the last one would replace the others)"
     )
