@@ -68,6 +68,7 @@ from kvlint.types import (
 )
 from kvlint.workloads.base import MODEL_ANNOTATION, RAY_OVERWRITE_CMD_ANNOTATION, engine_containers
 from kvlint.workloads.configmaps import scoped as _scoped_cms
+from kvlint.workloads.configmaps import with_configmaps as _with_cms
 from kvlint.workloads.init_download import init_download
 
 
@@ -223,8 +224,7 @@ def _analyse_workloads(
         try:
             # the ConfigMaps a chart renders beside a workload built from its values (production-stack configs)
             # of a name several files define, the ConfigMap the workload is deployed with (configmaps.scoped)
-            w_cms = _scoped_cms(cms, w.doc.path, w.namespace, w.pod_spec)
-            w_cms = {**w_cms, **w.configmaps} if w.configmaps else w_cms
+            w_cms = _with_cms(_scoped_cms(cms, w.doc.path, w.namespace, w.pod_spec), w.configmaps)
             containers = _containers(w.pod_spec)
             # a pod's containers share their vLLM plans where every input is the same (stage.shared_plans)
             with _stage.shared_plans(w.pod_spec) if len(containers) > 1 else _NO_SHARING:
