@@ -73,9 +73,25 @@ SNAPSHOT = """        command:
           from huggingface_hub import snapshot_download
           snapshot_download(repo_id="Qwen/Qwen2.5-7B", local_dir="/models/base")"""
 GIT = "        command: [git, clone, 'https://huggingface.co/Qwen/Qwen2.5-7B', /models/base]"
+# the repository from the env the init container is given, as the first (positional) argument, and the directory
+# from another variable (sicknosn's Proyecto2 in fixtures/collected reads its repo_id from os.environ so)
+SNAPSHOT_ENV = """        command:
+        - python3
+        - -c
+        - |
+          import os
+          from huggingface_hub import snapshot_download
+          snapshot_download(os.environ['MODEL_NAME'], local_dir=os.getenv("MODEL_DIR"), token=os.environ.get("T"))
+        env:
+        - {name: MODEL_NAME, value: Qwen/Qwen2.5-7B}
+        - {name: MODEL_DIR, value: /models/base}"""
 
 
-@pytest.mark.parametrize("init", [HF_CLI, HF_SCRIPT, SNAPSHOT, GIT], ids=["cli", "script", "python", "git"])
+@pytest.mark.parametrize(
+    "init",
+    [HF_CLI, HF_SCRIPT, SNAPSHOT, GIT, SNAPSHOT_ENV],
+    ids=["cli", "script", "python", "git", "python-env"],
+)
 def test_a_hub_download_names_the_model_exactly(tmp_path: Path, init: str) -> None:
     path = tmp_path / "d.yaml"
     path.write_text(_pod(init, "/models/base"))

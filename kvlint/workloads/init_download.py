@@ -34,10 +34,17 @@ MAX_INIT_CONTAINERS = 16
 _VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _HUB_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 _HUB_URL = re.compile(r"^https?://(?:www\.)?(?:huggingface\.co|hf\.co)/([^/\s]+/[^/\s]+?)(?:\.git)?/?$")
-_SNAPSHOT = re.compile(
-    r"snapshot_download\s*\((?P<args>[^)]{0,2000})\)",
+#: ``snapshot_download(...)`` in a Python snippet, its arguments (one level of parentheses inside them)
+_SNAPSHOT = re.compile(r"snapshot_download\s*\((?P<args>(?:[^()]|\([^()]{0,200}\)){0,2000})\)")
+#: a ``repo_id=`` or ``local_dir=`` argument: a string literal, or the env variable the snippet reads
+#: (``os.environ['X']``, ``os.environ.get('X')``, ``os.getenv('X')``)
+_PY_VALUE = (
+    r"(?:(?P<q1>['\"])(?P<v>[^'\"]*)(?P=q1)"
+    r"|os\.(?:environ\s*\[|environ\.get\s*\(|getenv\s*\()\s*(?P<q2>['\"])(?P<env>[A-Za-z_][A-Za-z0-9_]*)(?P=q2))"
 )
-_KWARG = re.compile(r"\b(repo_id|local_dir)\s*=\s*(['\"])(?P<v>[^'\"]*)\2")
+_KWARG = re.compile(r"\b(repo_id|local_dir)\s*=\s*" + _PY_VALUE)
+#: the repository given as the first, positional, argument: ``snapshot_download("ORG/NAME", ...)``
+_FIRST = re.compile(r"\s*" + _PY_VALUE)
 
 
 def init_download(
@@ -78,7 +85,8 @@ def _init_download(
         env, _locs = container_env(init, configmaps, namespace)
         # (a script's lines continued with a backslash are one command line)
         text = (words[-1] if _is_shell(words) else shlex.join(words)).replace("\\\n", " ")
-        for written_src, written_dest, appends_name in _copies(text):
+        # (a Python snippet is read in the words as written: a command line's quoting would hide its quotes)
+        for written_src, written_dest, appends_name in _copies(text, "\n".join(words)):
             src, dest = _expand(written_src, env), _expand(written_dest, env)
             if src is None or dest is None or not dest.startswith("/"):
                 continue
@@ -117,13 +125,22 @@ def _expand(word: str, env: Mapping[str, str]) -> str | None:
     return None if missing or "$" in out else out
 
 
-def _copies(text: str) -> list[tuple[str, str, bool]]:
-    """``(source, destination, appends_name)`` of each copy the script or command ``text`` runs:
+def _copies(text: str, python: str) -> list[tuple[str, str, bool]]:
+    """``(source, destination, appends_name)`` of each copy the script or command ``text`` runs, and of each
+    ``snapshot_download`` call in the words ``python`` (a ``python -c`` snippet, a shell script's heredoc):
     ``appends_name`` when the tool puts the source's last component under the destination (AIBrix's downloader,
     a recursive ``cp`` of a directory not ending in ``/``)."""
     out: list[tuple[str, str, bool]] = []
-    for m in _SNAPSHOT.finditer(text):
-        kw = {k.group(1): k.group("v") for k in _KWARG.finditer(m.group("args"))}
+    for m in _SNAPSHOT.finditer(python):
+        args = m.group("args")
+        kw = {k.group(1): _py_value(k) for k in _KWARG.finditer(args)}
+        first = _FIRST.match(args)
+        if (
+            "repo_id" not in kw
+            and first is not None
+            and not args.lstrip().startswith(("repo_id", "local_dir"))
+        ):
+            kw["repo_id"] = _py_value(first)
         if kw.get("repo_id") and kw.get("local_dir"):
             out.append((f"hf://{kw['repo_id']}", kw["local_dir"], False))
     for line in re.split(r"[;\n]|&&|\|\|", text):
@@ -133,6 +150,12 @@ def _copies(text: str) -> list[tuple[str, str, bool]]:
             continue
         out.extend(_copy_of(toks))
     return out
+
+
+def _py_value(m: re.Match[str]) -> str:
+    """A matched Python argument (:data:`_PY_VALUE`) as a word: the literal, or ``${X}`` for the env variable
+    ``X`` the snippet reads (resolved from the init container's env as a shell variable would be)."""
+    return m.group("v") if m.group("v") is not None else "${" + m.group("env") + "}"
 
 
 def _operands(toks: list[str], with_value: frozenset[str] = frozenset()) -> list[str]:
