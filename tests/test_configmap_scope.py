@@ -167,3 +167,28 @@ def test_one_configmap_of_the_name_is_read_wherever_it_is(tmp_path: Path) -> Non
     )
     result = run_check([str(tmp_path)], Options(allow_hub=False))
     assert _models(result) == {"chat": "Qwen/Qwen2.5-7B-Instruct"}
+
+
+def test_a_configmap_of_another_namespace_is_not_read_and_the_finding_says_where_it_is(
+    tmp_path: Path,
+) -> None:
+    """The kubelet reads a pod's ConfigMaps in the pod's own namespace (kubernetes pkg/kubelet/kubelet_pods.go,
+    makeEnvironmentVariables): the only ConfigMap of the name, in another namespace, gives the pod nothing; a
+    pod without a namespace of its own may be applied in the ConfigMap's, and reads it."""
+    _write(
+        tmp_path,
+        {
+            "app/deployment.yaml": _deployment("svc", namespace="serving"),
+            "app/configmap.yaml": _configmap("Qwen/Qwen2.5-7B-Instruct", namespace="models"),
+        },
+    )
+    result = run_check([str(tmp_path)], Options(allow_hub=False))
+    assert _models(result) == {"svc": "$(MODEL_ID)"}
+    (kv502,) = [d for d in result.diagnostics if d.rule == "KV502"]
+    assert "ConfigMap vllm-config (" in kv502.message
+    assert "is in namespace models, not the pod's namespace serving" in kv502.message
+    assert kv502.fix.startswith("put the ConfigMap in the pod's namespace")
+    (tmp_path / "app" / "deployment.yaml").write_text(_deployment("svc"))
+    assert _models(run_check([str(tmp_path)], Options(allow_hub=False))) == {
+        "svc": "Qwen/Qwen2.5-7B-Instruct"
+    }

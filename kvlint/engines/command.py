@@ -3534,7 +3534,14 @@ def parse_container(
             "<command>`"
         )
     if missing is not None:
-        from kvlint.workloads.configmaps import AMBIGUOUS, AMBIGUOUS_FIX, UNPARSED, UNPARSED_FIX
+        from kvlint.workloads.configmaps import (
+            AMBIGUOUS,
+            AMBIGUOUS_FIX,
+            OTHER_NAMESPACE,
+            OTHER_NAMESPACE_FIX,
+            UNPARSED,
+            UNPARSED_FIX,
+        )
 
         reason += f"; {missing}"
         cm_fix = (
@@ -3545,6 +3552,8 @@ def parse_container(
             if UNPARSED in missing
             else AMBIGUOUS_FIX
             if AMBIGUOUS in missing
+            else OTHER_NAMESPACE_FIX
+            if OTHER_NAMESPACE in missing
             else "make the ConfigMap hold the script as a string under the key the volume mounts (the container cannot start "
             "without the file); kvlint then reads the engine command in it"
         )

@@ -190,6 +190,13 @@ AMBIGUOUS_FIX = (
     "give the ConfigMaps of different applications different names"
 )
 
+#: What :func:`configmap_problem` says of a ConfigMap among the inputs in another namespace than the pod's (the
+#: namespace follows), and what to do about it.
+OTHER_NAMESPACE = "is in namespace"
+OTHER_NAMESPACE_FIX = (
+    "put the ConfigMap in the pod's namespace (its metadata.namespace), or the workload in the ConfigMap's"
+)
+
 #: Files of a name's ConfigMaps listed when kvlint cannot tell which one a workload reads. [assumed] enough to
 #: find them; the count says how many there are.
 _SITES_SHOWN = 4
@@ -330,6 +337,14 @@ def _problem(
     starting with a verb (``is not among the inputs``, ``has no key K ...``); None when nothing is."""
     data = _find_cm(cms, name, namespace)
     if data is None:
+        elsewhere = _other_namespaces(cms, name, namespace)
+        if elsewhere:
+            ns, loc = elsewhere[0]
+            more = f" (and {len(elsewhere) - 1} other)" if len(elsewhere) > 1 else ""
+            return loc, (
+                f"{OTHER_NAMESPACE} {ns}{more}, not the pod's namespace {namespace}: the kubelet reads a pod's "
+                "ConfigMaps in its own namespace only, so the pod does not start (CreateContainerConfigError)"
+            )
         return None, "is not among the inputs"
     if isinstance(data, UnreadData):
         return data.loc, data.why
@@ -412,7 +427,8 @@ def mounted_file(
     ``projected`` volume's ``configMap`` sources) of ``pod_spec``, maps the file name through the
     volume's ``items`` (``key`` -> ``path``) when present, and looks the key up in the ConfigMap's
     ``data``. The ConfigMap is looked up as ``(namespace, name)``, then ``(None, name)``, then by name
-    alone when exactly one ConfigMap has it.
+    alone when exactly one ConfigMap has it (not when it is of another namespace and ``namespace`` is set: the
+    kubelet reads a pod's ConfigMaps in its own namespace).
 
     Returns:
         ``(text, loc)`` where ``loc`` is the position of the ``data`` value (for a block scalar, the
@@ -457,7 +473,8 @@ def configmap_value(
     cms: Mapping[tuple[str | None, str], LDict], name: str, key: str, namespace: str | None = None
 ) -> tuple[str, Loc | None] | None:
     """``(value, loc)`` of ``data[key]`` of the ConfigMap ``name`` among ``cms`` (:func:`configmaps`; looked up as :func:`mounted_file`
-    does: same namespace, then unspecified, then the only one of that name), for ``env.valueFrom.configMapKeyRef``;
+    does: same namespace, then unspecified, then the only one of that name unless its namespace and the pod's are
+    both set and differ), for ``env.valueFrom.configMapKeyRef``;
     None when the ConfigMap or key is not among the inputs or the value is not a scalar."""
     data = _find_cm(cms, name, namespace)  # the ConfigMap's data (see configmaps)
     if not isinstance(data, Mapping) or key not in data:
@@ -503,6 +520,23 @@ def _named(cms: Mapping[tuple[str | None, str], LDict], name: str) -> list[tuple
     return [k for k in cached[2].get(name, ()) if k in cms]
 
 
+def _other_namespaces(
+    cms: Mapping[tuple[str | None, str], LDict], name: str, namespace: str | None
+) -> list[tuple[str, Loc | None]]:
+    """``(namespace, where its data is)`` of each ConfigMap ``name`` among ``cms`` in a namespace that is set and
+    not ``namespace`` (set too): ones a pod of ``namespace`` cannot read."""
+    if namespace is None:
+        return []
+    base = cms
+    while isinstance(base, Scoped) and name not in base.hidden:
+        base = base.base
+    return [
+        (str(k[0]), getattr(base[k], "loc", None))
+        for k in _named(base, name)
+        if k[0] is not None and k[0] != namespace
+    ]
+
+
 def _find_cm(cms: Mapping[tuple[str | None, str], LDict], name: str, namespace: str | None) -> LDict | None:
     if isinstance(cms, Scoped):
         # a workload's own view (scoped): its entries, then those of the run it does not hide
@@ -519,15 +553,18 @@ def _find_in(
     namespace: str | None,
     same: list[tuple[str | None, str]] | None,
 ) -> LDict | None:
-    """The ConfigMap ``name`` among ``cms``: of ``namespace``, else of none, else the only one of that name
-    (``same``: the keys of that name, when known; else :func:`_named`)."""
+    """The ConfigMap ``name`` among ``cms``: of ``namespace``, else of none, else the only one of that name (not
+    one of another namespace when ``namespace`` is set; ``same``: the keys of that name, when known, else
+    :func:`_named`)."""
     hit = cms.get((namespace, name))
     if hit is None:
         hit = cms.get((None, name))
     if hit is None:
         if same is None:
             same = _named(cms, name)
-        hit = cms[same[0]] if len(same) == 1 else None
+        # the only one of the name, unless the pod's namespace is set and it is another's (the kubelet reads a pod's
+        # ConfigMaps in the pod's namespace: kubernetes pkg/kubelet/kubelet_pods.go makeEnvironmentVariables)
+        hit = cms[same[0]] if len(same) == 1 and (namespace is None or same[0][0] is None) else None
     return hit
 
 

@@ -1126,12 +1126,20 @@ def _configmap_fix(unread: Sequence[str]) -> str:
     with the workload, lint it with its own of a name several files define differently
     (:data:`kvlint.workloads.configmaps.AMBIGUOUS`), fix those the API server refuses or that lack the key (the
     env is then missing in the cluster too)."""
-    from kvlint.workloads.configmaps import AMBIGUOUS, AMBIGUOUS_FIX, UNPARSED, UNPARSED_FIX
+    from kvlint.workloads.configmaps import (
+        AMBIGUOUS,
+        AMBIGUOUS_FIX,
+        OTHER_NAMESPACE,
+        OTHER_NAMESPACE_FIX,
+        UNPARSED,
+        UNPARSED_FIX,
+    )
 
     missing = [w for w in unread if " is not among the inputs" in w]
     unparsed = [w for w in unread if UNPARSED in w]
     ambiguous = [w for w in unread if AMBIGUOUS in w]
-    broken = [w for w in unread if w not in missing and w not in unparsed and w not in ambiguous]
+    elsewhere = [w for w in unread if OTHER_NAMESPACE in w and w not in ambiguous]
+    broken = [w for w in unread if w not in missing + unparsed + ambiguous + elsewhere]
     parts = []
     if missing:
         parts.append("pass the ConfigMap with the workload (kvlint check DEPLOYMENT.yaml CONFIGMAP.yaml)")
@@ -1139,6 +1147,8 @@ def _configmap_fix(unread: Sequence[str]) -> str:
         parts.append(UNPARSED_FIX)
     if ambiguous:
         parts.append(AMBIGUOUS_FIX)
+    if elsewhere:
+        parts.append(OTHER_NAMESPACE_FIX)
     if broken:
         parts.append(
             "fix the ConfigMap so it holds the key as a string (without it the pod lacks the variable)"
