@@ -67,6 +67,9 @@ from kvlint.types import (
     ref_part,
 )
 from kvlint.workloads.base import MODEL_ANNOTATION, RAY_OVERWRITE_CMD_ANNOTATION, engine_containers
+from kvlint.workloads.configmaps import scoped as _scoped_cms
+from kvlint.workloads.configmaps import with_configmaps as _with_cms
+from kvlint.workloads.init_download import init_download
 
 
 def run_check(
@@ -220,7 +223,8 @@ def _analyse_workloads(
         served, proxy, other_seen = False, None, False
         try:
             # the ConfigMaps a chart renders beside a workload built from its values (production-stack configs)
-            w_cms = {**cms, **w.configmaps} if w.configmaps else cms
+            # of a name several files define, the ConfigMap the workload is deployed with (configmaps.scoped)
+            w_cms = _with_cms(_scoped_cms(cms, w.doc.path, w.namespace, w.pod_spec), w.configmaps)
             containers = _containers(w.pod_spec)
             # a pod's containers share their vLLM plans where every input is the same (stage.shared_plans)
             with _stage.shared_plans(w.pod_spec) if len(containers) > 1 else _NO_SHARING:
@@ -558,7 +562,30 @@ def analyse_container(
 
             dp, dp_container = run_data_parallel(w, container)
             return analyse_container(dp, dp_container, cms, options)
-    return analyse_serving(w, container, serving, options)
+    return analyse_serving(_with_init_download(w, serving, cms), container, serving, options)
+
+
+def _with_init_download(
+    w: Workload, serving: ServingConfig, cms: dict[tuple[str | None, str], LDict]
+) -> Workload:
+    """``w`` with where its init container fetches the model the engine serves from a path
+    (:func:`kvlint.workloads.init_download.init_download`) as its ``model_storage``, for this container only,
+    when nothing else names the model (no ``kvlint.io/model``, no model or storage the operator object names);
+    else ``w`` itself."""
+    if (
+        serving.model is None
+        or w.model_storage
+        or w.derived_model
+        or w.annotations.get(MODEL_ANNOTATION)
+        or not isinstance(w.pod_spec, dict)
+        or not w.pod_spec.get("initContainers")
+    ):
+        return w
+    got = init_download(w.pod_spec, str(serving.model.value), cms, w.namespace)
+    if got is None:
+        return w
+    name = serving.container.get("name") if isinstance(serving.container, dict) else None
+    return replace(w, model_storage=got[0], model_downloader=got[1], model_container=str(name or ""))
 
 
 def _kaito_nodes(w: Workload, serving: ServingConfig, options: Options) -> int:
@@ -1008,12 +1035,28 @@ def _stored_model(ref: str, revision: str | None, w: Workload, options: Options)
     # (a model it cannot resolve is None there; any other exception is kvlint's own failure and reaches the
     # per-workload net, KV503, rather than pass as "model not found", which skips the capacity rules)
     # a Kthena ModelBooster's model is fetched by the downloader init container of the ModelServing it makes
-    downloader = (
+    downloader = w.model_downloader or (
         "Kthena's model downloader" if w.doc.kind == "ModelBooster" else "KServe's storage initializer"
     )
+    if location.startswith("hf://"):
+        # an init container's download from the Hub names the model exactly
+        return _hub_download(location[len("hf://") :], ref, revision, downloader, w, options)
     return resolve_stored_model(
         location, ref, revision=revision, downloader=downloader, **_model_sources(options, w.doc.path)
     )
+
+
+def _hub_download(
+    hub_id: str, ref: str, revision: str | None, downloader: str, w: Workload, options: Options
+) -> ModelSpec | None:
+    """The model ``hub_id`` that ``downloader`` (an init container) downloads from the Hub to the engine's path
+    ``ref``, with a note saying so; None when kvlint cannot resolve it either."""
+    try:
+        spec = _models.resolve_model(hub_id, revision=revision, **_model_sources(options, w.doc.path))
+    except ModelUnavailable:
+        return None
+    note = f"{downloader} downloads {hub_id} from the Hugging Face Hub to {ref}, the path the engine serves"
+    return replace(spec, notes=(note, *spec.notes))
 
 
 def volume_location(ref: str, container: Any, pod_spec: Any) -> tuple[str, str] | None:

@@ -586,6 +586,14 @@ class _Unit:
     size: int | None = None
 
 
+def _no_configmaps() -> Any:
+    """An empty :class:`kvlint.workloads.configmaps.ConfigMaps` (imported on first use, as :meth:`_Context.keep`
+    imports the workloads stage)."""
+    from kvlint.workloads.configmaps import ConfigMaps
+
+    return ConfigMaps()
+
+
 @dataclass
 class _Context:
     """What every unit is read against: the ConfigMaps' data by (namespace, name) (a later one replaces an
@@ -594,7 +602,7 @@ class _Context:
 
     providers: list[Document] = field(default_factory=list)
     services: list[Document] = field(default_factory=list)  # until the pass ends
-    cms: dict[Any, Any] = field(default_factory=dict)
+    cms: Any = field(default_factory=_no_configmaps)  # a kvlint.workloads.configmaps.ConfigMaps
     joined: Any = None
     _ids: dict[tuple[str, str | None, str], list[Any]] = field(default_factory=dict)
 
@@ -611,7 +619,7 @@ class _Context:
         for d in docs:
             kind = d.kind
             if kind == "ConfigMap":
-                self.cms.update(configmaps([d]))
+                self.cms.absorb(configmaps([d]))
             elif kind in CONTEXT_KINDS or kind in CONTEXT_NODE_KINDS:
                 same = self._ids.setdefault((kind, d.namespace, d.name), [])
                 if any(d.data == data for data in same):

@@ -272,6 +272,8 @@ class Workload:
             ModelBooster ``modelURI``); the models stage takes the
             model's name from it when the container's model directory holds no config it can read
             (:func:`kvlint.models.resolve.resolve_stored_model`).
+        model_downloader: who downloads the model from ``model_storage`` when it is not the operator (an init
+            container of the pod, :func:`kvlint.workloads.init_download.init_download`), in words for the note.
         model_container: the name of the one container ``derived_model`` and ``model_storage`` are for ("" for an
             unnamed one), when the reader knows only it loads that model (a KServe custom predictor's
             ``kserve-container``, into which the storage initializer mounts ``/mnt/models``); None: every
@@ -336,6 +338,7 @@ class Workload:
     derived_model: str | None = None
     model_storage: str | None = None
     model_container: str | None = None
+    model_downloader: str | None = None
     derived_accelerator: DerivedAccelerator | None = None
     accelerator_why: str | None = None
     image_source: str | None = None

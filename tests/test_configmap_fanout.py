@@ -146,9 +146,15 @@ def test_references_to_other_namespaces_do_not_scan_every_configmap() -> None:
     assert env == {}
     assert len(env_problems(container, cms, "b")) == n
     assert cms.seen <= 2 * (n + 2), cms.seen  # 18,000,000 before: a scan of every ConfigMap per reference
-    # the only ConfigMap of a name, in another namespace, is the one read; two of a name are neither
-    assert configmap_value(cms, "c5", "k", "b") == ("v", cms[("a", "c5")].locs["k"])
+    # a ConfigMap of another namespace than the pod's is not read, even the only one of its name (the kubelet
+    # reads a pod's ConfigMaps in the pod's namespace), and the problem says where it is; without a namespace of
+    # its own the pod may be applied in the ConfigMap's, whose only one of the name is then the one read
+    assert configmap_value(cms, "c5", "k", "b") is None
+    assert configmap_problem(cms, "c5", "b", "k").startswith(
+        "ConfigMap c5 (cms.yaml:"
+    ) and "is in namespace a, not the pod's namespace b" in (configmap_problem(cms, "c5", "b", "k") or "")
+    assert configmap_value(cms, "c5", "k") == ("v", cms[("a", "c5")].locs["k"])
     assert configmap_value(cms, "twice", "k", "b") is None
-    assert configmap_problem(cms, "twice", "b") == "ConfigMap twice is not among the inputs"
+    assert configmap_problem(cms, "twice", "b") is not None
     cms[("z", "late")] = cms[("a", "c1")]  # a ConfigMap added later is found too
-    assert configmap_value(cms, "late", "k", "b") == ("v", cms[("a", "c1")].locs["k"])
+    assert configmap_value(cms, "late", "k") == ("v", cms[("a", "c1")].locs["k"])

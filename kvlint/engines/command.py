@@ -3547,7 +3547,14 @@ def parse_container(
             "<command>`"
         )
     if missing is not None:
-        from kvlint.workloads.configmaps import UNPARSED, UNPARSED_FIX
+        from kvlint.workloads.configmaps import (
+            AMBIGUOUS,
+            AMBIGUOUS_FIX,
+            OTHER_NAMESPACE,
+            OTHER_NAMESPACE_FIX,
+            UNPARSED,
+            UNPARSED_FIX,
+        )
 
         reason += f"; {missing}"
         cm_fix = (
@@ -3556,6 +3563,10 @@ def parse_container(
             if missing.endswith("is not among the inputs")
             else UNPARSED_FIX
             if UNPARSED in missing
+            else AMBIGUOUS_FIX
+            if AMBIGUOUS in missing
+            else OTHER_NAMESPACE_FIX
+            if OTHER_NAMESPACE in missing
             else "make the ConfigMap hold the script as a string under the key the volume mounts (the container cannot start "
             "without the file); kvlint then reads the engine command in it"
         )

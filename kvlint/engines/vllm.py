@@ -1431,7 +1431,14 @@ def _config_file_flags(
     loaded = config_loader(path) if config_loader else None
     if loaded is None:
         # a ConfigMap the file is mounted from, and what is wrong with it (kvlint.engines.command.ConfigMapFiles)
-        from kvlint.workloads.configmaps import UNPARSED, UNPARSED_FIX
+        from kvlint.workloads.configmaps import (
+            AMBIGUOUS,
+            AMBIGUOUS_FIX,
+            OTHER_NAMESPACE,
+            OTHER_NAMESPACE_FIX,
+            UNPARSED,
+            UNPARSED_FIX,
+        )
 
         why_not = getattr(config_loader, "why_not", None)
         problem = why_not(path) if callable(why_not) else None
@@ -1454,6 +1461,10 @@ def _config_file_flags(
                     if problem.endswith("is not among the inputs")
                     else UNPARSED_FIX
                     if UNPARSED in problem
+                    else AMBIGUOUS_FIX
+                    if AMBIGUOUS in problem
+                    else OTHER_NAMESPACE_FIX
+                    if OTHER_NAMESPACE in problem
                     else "make the ConfigMap hold the file as a string under the key the volume mounts (the engine "
                     "cannot read its --config file without it)"
                 ),

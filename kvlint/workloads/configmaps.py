@@ -35,9 +35,113 @@ UNPARSED_FIX = (
 )
 
 
-def configmaps(
-    docs: Sequence[Document], unparsed: Sequence[tuple[str | None, str, Loc]] = ()
+Site = tuple[str | None, str, LDict]
+
+
+class ConfigMaps(dict):  # type: ignore[type-arg]
+    """The ConfigMaps of a run, ``(namespace, name) -> data`` as :func:`configmaps` describes (a later one of a
+    key replacing an earlier one), and ``sites``: for each name, every ConfigMap document of that name as
+    ``(namespace, file, data)`` in input order, so that a workload can be read against the one beside it
+    (:func:`scoped`) when several files of a directory run define one name."""
+
+    __slots__ = ("sites", "_clash", "_index")
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.sites: dict[str, list[Site]] = {}
+        self._clash: frozenset[str] | None = None
+        # (name, the workload's namespace) -> (file -> its sites, directory prefix -> the sites below it)
+        self._index: dict[
+            tuple[str, str | None], tuple[dict[str, list[Site]], dict[tuple[str, ...], list[Site]]]
+        ]
+        self._index = {}
+
+    def add_site(self, namespace: str | None, name: str, path: str, data: LDict) -> None:
+        """Record the ConfigMap ``name`` of ``namespace`` written in the file ``path`` with ``data``."""
+        self.sites.setdefault(name, []).append((namespace, path, data))
+        self._clash = None
+        self._index.clear()
+
+    def absorb(self, other: Mapping[tuple[str | None, str], LDict]) -> None:
+        """``other``'s ConfigMaps added as a later file's (``dict.update``, and its sites appended): the
+        streaming run's context pass gathers a run's ConfigMaps file by file."""
+        self.update(other)
+        for name, more in getattr(other, "sites", {}).items():
+            for namespace, path, data in more:
+                self.add_site(namespace, name, path, data)
+
+    def clashing(self) -> frozenset[str]:
+        """The names defined in more than one file with different ``data`` (computed once, again after a
+        site is added)."""
+        if self._clash is None:
+            names = set()
+            for name, sites in self.sites.items():
+                if len({p for _n, p, _d in sites}) > 1 and any(d != sites[0][2] for _n, _p, d in sites):
+                    names.add(name)
+            self._clash = frozenset(names)
+        return self._clash
+
+    def index(
+        self, name: str, namespace: str | None
+    ) -> tuple[dict[str, list[Site]], dict[tuple[str, ...], list[Site]]]:
+        """The sites of ``name`` a workload of ``namespace`` may read (their namespace unset or the same; all of
+        them when none is, or the workload's is unset), by file and under each directory prefix (every
+        ancestor of a site's directory, as a tuple of components, lists it), built once per name and
+        namespace: a workload's nearest sites are found in as many steps as its own directory has components,
+        not by comparing it with every site (1,500 files each defining one name, each read by a workload of
+        its own: 2.25 million comparisons)."""
+        key = (name, namespace)
+        hit = self._index.get(key)
+        if hit is None:
+            sites = self.sites.get(name, [])
+            allowed = [s for s in sites if s[0] is None or namespace is None or s[0] == namespace] or sites
+            by_file: dict[str, list[Site]] = {}
+            under: dict[tuple[str, ...], list[Site]] = {}
+            for site in allowed:
+                by_file.setdefault(site[1], []).append(site)
+                parts = tuple(posixpath.dirname(site[1]).split("/"))
+                for depth in range(len(parts) + 1):
+                    under.setdefault(parts[:depth], []).append(site)
+            hit = self._index[key] = (by_file, under)
+        return hit
+
+
+class Scoped(dict):  # type: ignore[type-arg]
+    """The ConfigMaps one workload is read against (:func:`scoped`): its own entries (the ConfigMap of a name
+    several files define that the workload is deployed with, or an :class:`UnreadData` saying why none is, and
+    the ConfigMaps a chart renders beside a workload built from its values) over those of ``base``, whose
+    entries of the names in ``hidden`` it does not see. Looked up by :func:`_find_cm`, never copied."""
+
+    __slots__ = ("base", "hidden")
+
+    def __init__(self, base: Mapping[tuple[str | None, str], LDict], hidden: frozenset[str]) -> None:
+        super().__init__()
+        self.base = base
+        self.hidden = hidden
+
+    def __bool__(self) -> bool:
+        return bool(len(self) or self.base)
+
+
+def with_configmaps(
+    cms: dict[tuple[str | None, str], LDict], more: Mapping[tuple[str | None, str], LDict]
 ) -> dict[tuple[str | None, str], LDict]:
+    """``cms`` with ``more`` over it (a later ConfigMap of a key replacing an earlier one): a :class:`Scoped`
+    view when ``cms`` is one or a :class:`ConfigMaps` (its sites kept for :func:`scoped`), else a merged copy."""
+    if not more:
+        return cms
+    if isinstance(cms, Scoped):
+        out = Scoped(cms.base, cms.hidden)
+        out.update(cms)
+    elif isinstance(cms, ConfigMaps):
+        out = Scoped(cms, frozenset())
+    else:
+        return {**cms, **more}
+    out.update(more)
+    return out
+
+
+def configmaps(docs: Sequence[Document], unparsed: Sequence[tuple[str | None, str, Loc]] = ()) -> ConfigMaps:
     """ConfigMap ``data`` of every ConfigMap document, keyed by ``(namespace, name)``.
 
     ``namespace`` is None when the manifest does not set one. ConfigMaps without a name or without ``data``
@@ -50,8 +154,11 @@ def configmaps(
     ``unparsed``: the ConfigMaps of documents that failed to parse (:attr:`kvlint.types.LoadResult.
     unparsed_configmaps`), kept as :class:`UnreadData` saying so and where (:data:`UNPARSED`) unless a
     readable or unreadable one among ``docs`` has the same key.
+
+    Returns a :class:`ConfigMaps`, which also records the file of each readable ConfigMap (for
+    :func:`scoped`).
     """
-    out: dict[tuple[str | None, str], LDict] = {}
+    out = ConfigMaps()
     for doc in docs:
         if doc.kind != "ConfigMap":
             continue
@@ -70,7 +177,118 @@ def configmaps(
         if not isinstance(data, LDict):
             data = LDict(data, loc=doc.loc)
         out[(doc.namespace, name)] = data
+        out.add_site(doc.namespace, name, doc.path, data)
     add_unparsed(out, unparsed)
+    return out
+
+
+#: What :func:`scoped` says of a ConfigMap that several files equally near the workload define differently (the
+#: files follow), and what to do about it.
+AMBIGUOUS = "is defined differently in"
+AMBIGUOUS_FIX = (
+    "lint the workload with the ConfigMap it is deployed with (kvlint check DEPLOYMENT.yaml CONFIGMAP.yaml), or "
+    "give the ConfigMaps of different applications different names"
+)
+
+#: What :func:`configmap_problem` says of a ConfigMap among the inputs in another namespace than the pod's (the
+#: namespace follows), and what to do about it.
+OTHER_NAMESPACE = "is in namespace"
+OTHER_NAMESPACE_FIX = (
+    "put the ConfigMap in the pod's namespace (its metadata.namespace), or the workload in the ConfigMap's"
+)
+
+#: Files of a name's ConfigMaps listed when kvlint cannot tell which one a workload reads. [assumed] enough to
+#: find them; the count says how many there are.
+_SITES_SHOWN = 4
+
+
+def scoped(
+    cms: dict[tuple[str | None, str], LDict], path: str, namespace: str | None, pod_spec: Any
+) -> dict[tuple[str | None, str], LDict]:
+    """The ConfigMaps a workload written in the file ``path`` (its ``namespace``, its PodSpec ``pod_spec``) is
+    read against: ``cms`` itself, except for a name the pod refers to (a ``configMap`` volume or projected
+    source, an ``envFrom`` ``configMapRef``, an ``env`` ``configMapKeyRef``, of any container or init
+    container) that several files define with different ``data`` (:meth:`ConfigMaps.clashing`). Of those, the
+    one the workload can be deployed with is the nearest: one in the workload's own file, else those of the
+    files whose directory shares the most of the workload's (a chart's templates, a kustomization's
+    resources, an application's directory), among those whose namespace the workload's allows (either unset,
+    or both the same; all of them when none does). When the nearest are in more than one file and differ, no
+    ConfigMap of that name is read: an :class:`UnreadData` stands for it, saying which files define it, so
+    the workload is not read against another application's ConfigMap that a directory run happens to hold
+    (``kubectl apply -f DIR`` of such files would keep the last of them only). Returns ``cms`` itself, or a
+    :class:`Scoped` view over it holding the chosen ones (no copy of ``cms``). ``cms`` without
+    :attr:`ConfigMaps.sites` (a hand-made mapping) is returned as it is. Never raises."""
+    if not isinstance(cms, ConfigMaps) or not cms.sites:
+        return cms
+    clash = cms.clashing()
+    names = sorted(_referenced(pod_spec) & clash) if clash else []
+    if not names:
+        return cms
+    out = Scoped(cms, frozenset(names))
+    for name in names:
+        chosen = _nearest(cms, name, path, namespace)
+        if isinstance(chosen, str):
+            out[(namespace, name)] = UnreadData(chosen, None)
+        else:
+            for ns, _p, data in chosen:
+                out[(ns, name)] = data
+    return out
+
+
+def _nearest(cms: ConfigMaps, name: str, path: str, namespace: str | None) -> list[Site] | str:
+    """The ConfigMaps ``name`` a workload of the file ``path`` and ``namespace`` is read against (see
+    :func:`scoped`), or why there is none to read (a phrase following ``ConfigMap NAME``)."""
+    by_file, under = cms.index(name, namespace)
+    near = by_file.get(path)
+    if not near:
+        parts = tuple(posixpath.dirname(path).split("/"))
+        for depth in range(len(parts), -1, -1):
+            near = under.get(parts[:depth])
+            if near:
+                break
+    if not near:
+        return []
+    files = list(dict.fromkeys(p for _n, p, _d in near))
+    if len(files) == 1 or all(d == near[0][2] for _n, _p, d in near):
+        return near
+    shown = [_where_file(d.loc, p) for _n, p, d in near[:_SITES_SHOWN]]
+    more = f" and {len(near) - _SITES_SHOWN} more" if len(near) > _SITES_SHOWN else ""
+    return (
+        f"{AMBIGUOUS} {len(files)} files among the inputs ({', '.join(shown)}{more}), none of "
+        "them this workload's own file nor nearer to it than the others, so kvlint cannot tell which one the "
+        "workload is deployed with (applied together, the last one would replace the others)"
+    )
+
+
+def _where_file(loc: Loc | None, path: str) -> str:
+    return f"{loc.file}:{loc.line}" if loc is not None else path
+
+
+def _referenced(pod_spec: Any) -> set[str]:
+    """The names of the ConfigMaps ``pod_spec`` refers to: its ``configMap`` volumes and projected sources,
+    each container's and init container's ``envFrom`` ``configMapRef`` and ``env`` ``configMapKeyRef``."""
+    out: set[str] = set()
+    if not isinstance(pod_spec, Mapping):
+        return out
+    volumes = pod_spec.get("volumes")
+    for v in volumes if isinstance(volumes, list) else ():
+        if isinstance(v, dict):
+            out.update(src["name"] for src in _cm_sources(v) if isinstance(src.get("name"), str))
+    for group in ("containers", "initContainers"):
+        cs = pod_spec.get(group)
+        for c in cs if isinstance(cs, list) else ():
+            if not isinstance(c, Mapping):
+                continue
+            sources = c.get("envFrom")
+            for src in sources if isinstance(sources, list) else ():
+                ref = src.get("configMapRef") if isinstance(src, Mapping) else None
+                if isinstance(ref, Mapping) and isinstance(ref.get("name"), str):
+                    out.add(ref["name"])
+            entries = c.get("env")
+            for e in entries if isinstance(entries, list) else ():
+                ref = get_in(e, "valueFrom", "configMapKeyRef") if isinstance(e, Mapping) else None
+                if isinstance(ref, Mapping) and isinstance(ref.get("name"), str):
+                    out.add(ref["name"])
     return out
 
 
@@ -119,6 +337,14 @@ def _problem(
     starting with a verb (``is not among the inputs``, ``has no key K ...``); None when nothing is."""
     data = _find_cm(cms, name, namespace)
     if data is None:
+        elsewhere = _other_namespaces(cms, name, namespace)
+        if elsewhere:
+            ns, loc = elsewhere[0]
+            more = f" (and {len(elsewhere) - 1} other)" if len(elsewhere) > 1 else ""
+            return loc, (
+                f"{OTHER_NAMESPACE} {ns}{more}, not the pod's namespace {namespace}: the kubelet reads a pod's "
+                "ConfigMaps in its own namespace only, so the pod does not start (CreateContainerConfigError)"
+            )
         return None, "is not among the inputs"
     if isinstance(data, UnreadData):
         return data.loc, data.why
@@ -201,7 +427,8 @@ def mounted_file(
     ``projected`` volume's ``configMap`` sources) of ``pod_spec``, maps the file name through the
     volume's ``items`` (``key`` -> ``path``) when present, and looks the key up in the ConfigMap's
     ``data``. The ConfigMap is looked up as ``(namespace, name)``, then ``(None, name)``, then by name
-    alone when exactly one ConfigMap has it.
+    alone when exactly one ConfigMap has it (not when it is of another namespace and ``namespace`` is set: the
+    kubelet reads a pod's ConfigMaps in its own namespace).
 
     Returns:
         ``(text, loc)`` where ``loc`` is the position of the ``data`` value (for a block scalar, the
@@ -246,7 +473,8 @@ def configmap_value(
     cms: Mapping[tuple[str | None, str], LDict], name: str, key: str, namespace: str | None = None
 ) -> tuple[str, Loc | None] | None:
     """``(value, loc)`` of ``data[key]`` of the ConfigMap ``name`` among ``cms`` (:func:`configmaps`; looked up as :func:`mounted_file`
-    does: same namespace, then unspecified, then the only one of that name), for ``env.valueFrom.configMapKeyRef``;
+    does: same namespace, then unspecified, then the only one of that name unless its namespace and the pod's are
+    both set and differ), for ``env.valueFrom.configMapKeyRef``;
     None when the ConfigMap or key is not among the inputs or the value is not a scalar."""
     data = _find_cm(cms, name, namespace)  # the ConfigMap's data (see configmaps)
     if not isinstance(data, Mapping) or key not in data:
@@ -292,13 +520,51 @@ def _named(cms: Mapping[tuple[str | None, str], LDict], name: str) -> list[tuple
     return [k for k in cached[2].get(name, ()) if k in cms]
 
 
+def _other_namespaces(
+    cms: Mapping[tuple[str | None, str], LDict], name: str, namespace: str | None
+) -> list[tuple[str, Loc | None]]:
+    """``(namespace, where its data is)`` of each ConfigMap ``name`` among ``cms`` in a namespace that is set and
+    not ``namespace`` (set too): ones a pod of ``namespace`` cannot read."""
+    if namespace is None:
+        return []
+    base = cms
+    while isinstance(base, Scoped) and name not in base.hidden:
+        base = base.base
+    return [
+        (str(k[0]), getattr(base[k], "loc", None))
+        for k in _named(base, name)
+        if k[0] is not None and k[0] != namespace
+    ]
+
+
 def _find_cm(cms: Mapping[tuple[str | None, str], LDict], name: str, namespace: str | None) -> LDict | None:
+    if isinstance(cms, Scoped):
+        # a workload's own view (scoped): its entries, then those of the run it does not hide
+        hit = _find_in(cms, name, namespace, [k for k in cms if k[1] == name])
+        if hit is None and name not in cms.hidden:
+            hit = _find_cm(cms.base, name, namespace)
+        return hit
+    return _find_in(cms, name, namespace, None)
+
+
+def _find_in(
+    cms: Mapping[tuple[str | None, str], LDict],
+    name: str,
+    namespace: str | None,
+    same: list[tuple[str | None, str]] | None,
+) -> LDict | None:
+    """The ConfigMap ``name`` among ``cms``: of ``namespace``, else of none, else the only one of that name (not
+    one of another namespace when ``namespace`` is set; ``same``: the keys of that name, when known, else
+    :func:`_named`)."""
     hit = cms.get((namespace, name))
     if hit is None:
         hit = cms.get((None, name))
     if hit is None:
-        same = _named(cms, name)
-        hit = cms[same[0]] if len(same) == 1 else None
+        if same is None:
+            same = _named(cms, name)
+        # the only one of the name, unless the pod's namespace is set and it is another's (the kubelet reads a pod's
+        # ConfigMaps in the pod's namespace: kubernetes pkg/kubelet/kubelet_pods.go makeEnvironmentVariables)
+        hit = cms[same[0]] if len(same) == 1 and (namespace is None or same[0][0] is None) else None
     return hit
 
 

@@ -1123,18 +1123,32 @@ def _env_from_names(container: Any) -> list[str]:
 
 def _configmap_fix(unread: Sequence[str]) -> str:
     """What to do about the ConfigMaps :attr:`ServingConfig.env_unread` names: pass those not among the inputs
-    with the workload, fix those the API server refuses or that lack the key (the env is then missing in the
-    cluster too)."""
-    from kvlint.workloads.configmaps import UNPARSED, UNPARSED_FIX
+    with the workload, lint it with its own of a name several files define differently
+    (:data:`kvlint.workloads.configmaps.AMBIGUOUS`), fix those the API server refuses or that lack the key (the
+    env is then missing in the cluster too)."""
+    from kvlint.workloads.configmaps import (
+        AMBIGUOUS,
+        AMBIGUOUS_FIX,
+        OTHER_NAMESPACE,
+        OTHER_NAMESPACE_FIX,
+        UNPARSED,
+        UNPARSED_FIX,
+    )
 
     missing = [w for w in unread if " is not among the inputs" in w]
     unparsed = [w for w in unread if UNPARSED in w]
-    broken = [w for w in unread if w not in missing and w not in unparsed]
+    ambiguous = [w for w in unread if AMBIGUOUS in w]
+    elsewhere = [w for w in unread if OTHER_NAMESPACE in w and w not in ambiguous]
+    broken = [w for w in unread if w not in missing + unparsed + ambiguous + elsewhere]
     parts = []
     if missing:
         parts.append("pass the ConfigMap with the workload (kvlint check DEPLOYMENT.yaml CONFIGMAP.yaml)")
     if unparsed:
         parts.append(UNPARSED_FIX)
+    if ambiguous:
+        parts.append(AMBIGUOUS_FIX)
+    if elsewhere:
+        parts.append(OTHER_NAMESPACE_FIX)
     if broken:
         parts.append(
             "fix the ConfigMap so it holds the key as a string (without it the pod lacks the variable)"

@@ -1,0 +1,138 @@
+"""An init container that fetches the model into a volume names the model the engine serves from a path
+(kvlint/workloads/init_download.py, kvlint/pipeline.py ``_with_init_download``).
+
+The first case is a real manifest (fixtures/collected, Goutham-Annem/eks-llm-inference: ``aws s3 sync
+s3://$(MODEL_BUCKET)/$(MODEL_NAME)/ /mnt/model/`` with both variables from a ConfigMap of the same file, vLLM
+given ``--model=/mnt/model``). The others are made up for the test, one per download command kvlint reads, each
+beside its nearest neighbour that must not be read as a download of the engine's model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvlint.options import Options
+from kvlint.pipeline import run_check
+
+ROOT = Path(__file__).resolve().parents[1]
+GOUTHAM = (
+    ROOT / "fixtures" / "collected" / "Goutham-Annem__eks-llm-inference__manifests__vllm-deployment.yaml"
+)
+
+
+def _one(path: Path) -> object:
+    result = run_check([str(path)], Options(allow_hub=False))
+    (cr,) = result.containers
+    return cr
+
+
+def test_an_s3_sync_named_by_configmap_keys_names_the_model() -> None:
+    cr = _one(GOUTHAM)
+    assert str(cr.serving.model.value) == "/mnt/model"  # type: ignore[attr-defined]
+    assert cr.model is not None, cr.model_error  # type: ignore[attr-defined]
+    # the ConfigMap's modelName, meta-llama/Meta-Llama-3.1-8B-Instruct, read through the s3 location
+    assert cr.model.id.endswith("Llama-3.1-8B-Instruct")  # type: ignore[attr-defined]
+    assert "the init container model-downloader downloads the model to /mnt/model from s3://" in (
+        cr.model.assumption or ""  # type: ignore[attr-defined]
+    )
+
+
+def _pod(init: str, model: str) -> str:
+    return f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: x}}
+spec:
+  template:
+    spec:
+      initContainers:
+      - name: fetch
+        image: python:3.12
+{init}
+        volumeMounts: [{{name: m, mountPath: /models}}]
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.8.5
+        command: [vllm, serve, {model}]
+        volumeMounts: [{{name: m, mountPath: /models}}]
+        resources: {{limits: {{nvidia.com/gpu: 1}}}}
+      volumes: [{{name: m, emptyDir: {{}}}}]
+"""
+
+
+HF_CLI = "        command: [huggingface-cli, download, Qwen/Qwen2.5-7B, --local-dir, /models/base]"
+HF_SCRIPT = """        command: [sh, -c]
+        args:
+        - |
+          pip install -q huggingface_hub && \\
+            hf download Qwen/Qwen2.5-7B --local-dir /models/base"""
+SNAPSHOT = """        command:
+        - python
+        - -c
+        - |
+          from huggingface_hub import snapshot_download
+          snapshot_download(repo_id="Qwen/Qwen2.5-7B", local_dir="/models/base")"""
+GIT = "        command: [git, clone, 'https://huggingface.co/Qwen/Qwen2.5-7B', /models/base]"
+# the repository from the env the init container is given, as the first (positional) argument, and the directory
+# from another variable (sicknosn's Proyecto2 in fixtures/collected reads its repo_id from os.environ so)
+SNAPSHOT_ENV = """        command:
+        - python3
+        - -c
+        - |
+          import os
+          from huggingface_hub import snapshot_download
+          snapshot_download(os.environ['MODEL_NAME'], local_dir=os.getenv("MODEL_DIR"), token=os.environ.get("T"))
+        env:
+        - {name: MODEL_NAME, value: Qwen/Qwen2.5-7B}
+        - {name: MODEL_DIR, value: /models/base}"""
+
+
+@pytest.mark.parametrize(
+    "init",
+    [HF_CLI, HF_SCRIPT, SNAPSHOT, GIT, SNAPSHOT_ENV],
+    ids=["cli", "script", "python", "git", "python-env"],
+)
+def test_a_hub_download_names_the_model_exactly(tmp_path: Path, init: str) -> None:
+    path = tmp_path / "d.yaml"
+    path.write_text(_pod(init, "/models/base"))
+    cr = _one(path)
+    assert cr.model is not None, cr.model_error  # type: ignore[attr-defined]
+    assert cr.model.id == "Qwen/Qwen2.5-7B"  # type: ignore[attr-defined]
+    assert not cr.model.assumption  # type: ignore[attr-defined]
+    assert any("the init container fetch downloads Qwen/Qwen2.5-7B" in n for n in cr.model.notes)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "init",
+    [
+        # the download goes elsewhere than the path the engine serves
+        "        command: [huggingface-cli, download, Qwen/Qwen2.5-7B, --local-dir, /models/other]",
+        # the repository comes from a variable kvlint cannot resolve
+        "        command: [huggingface-cli, download, $(REPO), --local-dir, /models/base]",
+        # not a download: a script that only lists the directory
+        "        command: [sh, -c, 'ls /models/base']",
+    ],
+    ids=["elsewhere", "variable", "no-download"],
+)
+def test_no_download_to_the_served_path_names_nothing(tmp_path: Path, init: str) -> None:
+    path = tmp_path / "d.yaml"
+    path.write_text(_pod(init, "/models/base"))
+    cr = _one(path)
+    assert cr.model is None  # type: ignore[attr-defined]
+    assert "/models/base" in (cr.model_error or "")  # type: ignore[attr-defined]
+
+
+def test_a_bucket_synced_to_the_served_path_is_read_by_its_name(tmp_path: Path) -> None:
+    """``gsutil rsync -r gs://B/NAME /models/base`` fills /models/base itself; ``gsutil cp -r gs://B/NAME
+    /models/base`` makes /models/base/NAME (the source's last component under the destination), so it is not the
+    served /models/base."""
+    rsync = "        command: [gsutil, -m, rsync, -r, 'gs://bucket/hf/Qwen2.5-7B', /models/base]"
+    path = tmp_path / "d.yaml"
+    path.write_text(_pod(rsync, "/models/base"))
+    cr = _one(path)
+    assert cr.model is not None and cr.model.id == "Qwen/Qwen2.5-7B"  # type: ignore[attr-defined]
+    assert "the init container fetch downloads the model to /models/base from gs://bucket/hf/Qwen2.5-7B" in (
+        cr.model.assumption  # type: ignore[attr-defined]
+    )
+    path.write_text(_pod(rsync.replace("rsync, -r", "cp, -r"), "/models/base"))
+    assert _one(path).model is None  # type: ignore[attr-defined]
