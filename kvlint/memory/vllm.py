@@ -1132,11 +1132,21 @@ def _fused_moe_workspace(tokens: int, topk: int, n: int, k: int, act_bytes: int,
     fused_moe.py::fused_experts_impl``, 0.9.2 - 0.11.0): ``M = min(tokens, VLLM_FUSED_MOE_CHUNK_SIZE)``;
     ``cache13`` ``M x topk x max(N, K)`` and ``intermediate_cache2`` ``M x topk x N/2`` in the activation dtype
     (``N`` = the rank's ``w13`` rows, 2 x its intermediate size; ``K`` = hidden size); with FP8 W8A8 weights
-    ``moe_kernel_quantize_input`` adds the 1-byte copies of the chunk's input (``M x K``) and of cache2."""
+    ``moe_kernel_quantize_input`` adds the 1-byte copies of the chunk's input (``M x K``) and of cache2.
+
+    With more than one chunk the loop quantizes a chunk's input and intermediate while the previous chunk's quantized
+    copies are still bound to ``qcurr_hidden_states`` and ``qintermediate_cache2`` (a Python name lets go of its
+    tensor only once the new one is assigned; the same loop in the 0.10.1 and 0.11.0 wheels): for a second chunk of
+    ``M1`` rows the peak of the quantized copies is the larger of ``M K + M1 K + M topk N/2`` (quantizing the input)
+    and ``M1 K + M topk N/2 + M1 topk N/2`` (quantizing cache2), beside the caches. [shapes from source]"""
     m = min(tokens, FUSED_MOE_CHUNK_TOKENS)
     b = m * topk * max(n, k) * act_bytes + m * topk * (n // 2) * act_bytes
     if fp8:
-        b += m * k + m * topk * (n // 2)
+        q = m * k + m * topk * (n // 2)  # one chunk's quantized input and cache2
+        m1 = min(m, tokens - m)  # the largest later chunk (a full one when there are three or more)
+        if m1 > 0:
+            q = max(q + m1 * k, m1 * k + (m + m1) * topk * (n // 2))
+        b += q
     return b
 
 
@@ -1186,6 +1196,27 @@ def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     ws_all = _fused_moe_workspace(gathered, topk, n, k, act, fp8)
     ws_own = _fused_moe_workspace(local, topk, n, k, act, fp8)
     return int(buffers + max(0, ws_all - ws_own))
+
+
+def dp_moe_combine_nvls_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> int:
+    """NCCL's NVLink SHARP buffer of the data-parallel group (bytes per GPU) that an MoE model's profile run sets up
+    when its MoE layers combine the gathered batch with an all-reduce on that group, else 0.
+
+    Where :func:`dp_moe_gather_bytes` applies and the all-to-all is the ``naive`` one (the default before 0.11.0;
+    ``VLLM_ALL2ALL_BACKEND`` unset or ``naive``), ``NaiveAll2AllManager.combine`` all-reduces every rank's rows on
+    the DP group (``self.dp_group.all_reduce`` -> ``CudaCommunicator.all_reduce``: a tensor above the custom
+    all-reduce's 8 MiB goes to the group's ``PyNcclCommunicator``; ``vllm@0.10.1:vllm/distributed/
+    device_communicators/all2all.py``, ``cuda_communicator.py``). Before 0.11.0 that communicator is created after
+    the init snapshot (:func:`kvlint.memory.calibration.profiled_peer_world`), and NCCL connects NVLS at the first
+    all-reduce that runs it, inside the profile. Its size is :func:`kvlint.memory.calibration.nvls_buffer_bytes` for
+    a communicator of ``dp`` ranks (one per DP replica at this TP rank; none at 2 ranks or fewer, nor where the GPU
+    has no NVLS or ``NCCL_NVLS_ENABLE=0``). [shapes from source; assumed: NCCL's tuner picks NVLS for the
+    ``dp x max_num_batched_tokens x hidden`` all-reduce, as kvlint assumes for the TP group's]"""
+    if cfg.version >= (0, 11, 0) or (settings.all2all_backend or "naive") != "naive":
+        return 0
+    if settings.nccl_nvls_off or cfg.vendor != "nvidia" or not dp_moe_gather_bytes(settings, model, cfg):
+        return 0
+    return cal.nvls_buffer_bytes(cfg.dp, cfg.nvls, cfg.nvls_domain, cfg.compute_capability, cfg.version)
 
 
 #: vLLM releases read in which the all-reduce + RMSNorm fusion is on by default at ``-O2`` (``vllm/config/vllm.py::
@@ -3563,7 +3594,8 @@ def stage_memory(
         + penalty[0]
     )
     fusion = allreduce_fusion_workspace_bytes(settings, model, cfg)
-    nt += fusion
+    dp_nvls = dp_moe_combine_nvls_bytes(settings, model, cfg)
+    nt += fusion + dp_nvls
     act_alt = act
     if alt_path is not None:
         act_alt = cal.activation_bytes(
@@ -3633,6 +3665,7 @@ def stage_memory(
         + (((_gather_note, cfg.dp, cfg.max_num_batched_tokens, gather),) if gather else ())
         + (((_moe_workspace_note, cfg.max_num_batched_tokens, moe_ws, ws_excess),) if ws_excess else ())
         + (((_fusion_note, settings, model, cfg, fusion),) if fusion else ())
+        + (((_dp_nvls_note, cfg.dp, dp_nvls),) if dp_nvls else ())
         + ((_stage_notes, settings, cfg, act, nt, cg_deducted, bypass, path, alt_path, act_alt),)
         + ext_notes
         + ((_large_defaults_note, settings, model, cfg, path, inter, last, act, kv, bypass),),  # notes
@@ -3644,6 +3677,14 @@ def _gather_note(dp: int, tokens: int, gather: int) -> tuple[str]:
     return (
         f"MoE layers see all {dp} data-parallel ranks' {tokens:,}-token profile "
         f"batches (the default all-to-all gathers them): +{gather / GiB:.2f} GiB of activation",
+    )
+
+
+def _dp_nvls_note(dp: int, size: int) -> tuple[str]:
+    """The plan note of :func:`dp_moe_combine_nvls_bytes` (``size`` bytes for ``dp`` ranks), written when read."""
+    return (
+        f"the MoE layers' combine all-reduces on the {dp}-rank data-parallel group, whose NCCL NVLink SHARP buffer "
+        f"is set up in the profile run: +{size / GiB:.2f} GiB of non-torch memory",
     )
 
 
