@@ -278,3 +278,61 @@ def test_compressed_tensors_and_modelopt_fp8_experts_take_the_fp8_oracle() -> No
     assert ws(variant("compressed-tensors", dict(ct, config_groups={"group_0": w4a16}))) == 0
     assert ws(variant("compressed-tensors", dict(ct, ignore=["lm_head", "re:.*mlp.experts.*"]))) == 0
     assert ws(variant("modelopt", {"quant_method": "modelopt", "quant_algo": "W4A8_AWQ"})) == 0
+
+
+@pytest.mark.parametrize("version", ["0.14.0", "0.17.0", "0.19.0"])
+def test_data_parallel_without_ep_sizes_the_workspace_for_every_ranks_rows(version: str) -> None:
+    """At --data-parallel-size 4 without expert parallelism the MoE layer runs the four ranks' gathered rows
+    (vllm@0.14.0 FusedMoE.forward_impl / vllm@0.19.0 DefaultMoERunner._maybe_dispatch: naive dispatch at dp_size > 1,
+    AgRsAll2AllManager.dispatch all_gathers hidden states and router logits), and FusedMoEParallelConfig.make
+    flattens TP across DP (each rank holds 1/(tp x dp) of every expert). TritonExperts.workspace_shapes for M rows:
+    workspace13 (M, topk, max(N/2, K)) sharing a buffer with the (M, K) output, workspace2 (M, topk, max(N, K));
+    before 0.19.0 the modular kernel chunks M by 16,384 and keeps the output apart."""
+    from kvlint.memory.vllm import dp_moe_gather_bytes
+
+    m = _moe()
+    dp, tokens = 4, 8192
+    s = _settings(version, data_parallel_size=dp)
+    cfg = resolve_startup(s, m, TOTAL, **H100)
+    topk, k, e = int(m.config["num_experts_per_tok"]), m.hidden_size, m.num_experts
+    n = 2 * m.moe_intermediate_size // dp  # TP 1 flattened across DP 4
+    rows = dp * tokens
+    ws13, ws2 = topk * max(n // 2, k), topk * max(n, k)
+    if version >= "0.19.0":
+        elems = max(rows * ws13, rows * k) + rows * ws2
+    else:
+        chunk = 16384
+        elems = chunk * (ws13 + ws2) + rows * k
+    assert moe_workspace_bytes(s, m, cfg, tokens) == elems * 2
+    # the gathered hidden states and router logits are in the forward pass beside it
+    assert dp_moe_gather_bytes(s, m, cfg) == rows * (k + e) * 2
+    one = _settings(version)
+    assert moe_workspace_bytes(s, m, cfg, tokens) > moe_workspace_bytes(
+        one, m, resolve_startup(one, m, TOTAL, **H100), tokens
+    )
+    d4 = plan_vllm_detailed(s, m, TOTAL, **H100)
+    d1 = plan_vllm_detailed(one, m, TOTAL, **H100)
+    assert d4.plan.activation_bytes > d1.plan.activation_bytes
+    # with expert parallelism (batched experts and other all-to-all paths, not read) neither term is added
+    ep = _settings(version, data_parallel_size=dp, enable_expert_parallel=True)
+    cfg_ep = resolve_startup(ep, m, TOTAL, **H100)
+    assert moe_workspace_bytes(ep, m, cfg_ep, tokens) == 0 and dp_moe_gather_bytes(ep, m, cfg_ep) == 0
+
+
+def test_data_parallel_without_ep_splits_every_expert_over_tp_x_dp() -> None:
+    """FusedMoEParallelConfig.make flattens TP across DP without --enable-expert-parallel (tp_size = dp x tp), and
+    FusedMoE builds intermediate_size // tp_size of each expert (vLLM 0.10.1 - 0.19.0 wheels, main at 002d6073): at
+    DP 4 each rank holds a quarter of every expert, as many bytes as expert parallelism's whole quarter of them.
+    Qwen3-30B-A3B's experts: 48 layers x 128 experts x 3 matrices x 2,048 x 768 x 2 B (bf16)."""
+    m = _moe()
+
+    def weights(dp: int, ep: bool = False, version: str = "0.19.0") -> int:
+        s = _settings(version, data_parallel_size=dp, enable_expert_parallel=ep)
+        return plan_vllm_detailed(s, m, TOTAL, **H100).plan.weights_bytes
+
+    experts = 48 * 128 * 3 * 2048 * 768 * 2
+    # within the routers' 24 MiB (48 x 128 x 2,048 x 2 B), which kvlint's expert share (a parameter-count fraction,
+    # _expert_fraction) does not tell apart from the experts
+    assert weights(1) - weights(4) == pytest.approx(experts * 3 / 4, abs=48 * 128 * 2048 * 2)
+    assert weights(4) == pytest.approx(weights(4, ep=True), abs=1 << 20)
+    assert weights(4, version="0.10.1") == pytest.approx(weights(4, version="0.19.0"), abs=64 << 20)

@@ -65,6 +65,7 @@ from kvlint.memory.versions import (
     has_null_block_in_fit_check,
     hybrid_allocator_available,
     moe_gathers_dp_batch,
+    moe_shards_experts_across_dp,
     nemotron_h_ssm_cache_dtype,
     refuses_max_num_seqs_over_mamba_blocks,
     resolve_version,
@@ -1174,9 +1175,24 @@ def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     modelled). Otherwise assumes the default all-to-all backend
     (``VLLM_ALL2ALL_BACKEND`` ``naive``, ``allgather_reducescatter`` from 0.11.0) and the Triton fused MoE (the
     FlashInfer CUTLASS, DeepEP and DeepGEMM paths size their buffers otherwise). [shapes from source]
+
+    In 0.14 - 0.19 (:data:`MOE_WORKSPACE_KEPT`) without expert parallelism the layer gathers the same way (the
+    default ``allgather_reducescatter`` all-to-all's ``all_gatherv`` of the hidden states and router logits,
+    ``vllm@0.14.0:vllm/distributed/device_communicators/all2all.py::AgRsAll2AllManager.dispatch``; read in the
+    0.14.0 and 0.19.0 wheels): the term is the gathered buffers alone, the experts' workspace for the gathered rows
+    being :func:`moe_workspace_bytes`'. With expert parallelism in those releases nothing is added (not read).
     """
     v = cfg.version
-    if cfg.era != "v1" or cfg.dp <= 1 or not model.num_experts or not moe_gathers_dp_batch(v):
+    if cfg.era != "v1" or cfg.dp <= 1 or not model.num_experts:
+        return 0
+    lo, hi = MOE_WORKSPACE_KEPT
+    if lo <= v < hi and not settings.enable_expert_parallel:
+        # the same dispatch (AgRsAll2AllManager.dispatch: all_gatherv of both); the experts' workspace for the
+        # gathered rows is moe_workspace_bytes'
+        return int(
+            cfg.dp * cfg.max_num_batched_tokens * (model.hidden_size + model.num_experts) * cfg.dtype_bytes
+        )
+    if not moe_gathers_dp_batch(v):
         return 0
     if settings.enable_expert_parallel and settings.all2all_backend in _ALL2ALL_KERNEL_BACKENDS:
         return 0  # PPLX / DeepEP all-to-all kernels: no naive dispatch of the gathered batch
@@ -1556,7 +1572,16 @@ def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     AMD GPU run ``TritonExperts`` (:func:`fp8_moe_takes_rocm_triton`): the Triton shapes above. Other
     quantized experts (FP8 on CUDA 8.9 and above, MXFP4, NVFP4, INT4 / INT8 Marlin MoE methods) return 0: their kernels
     or their call path (a direct ``fused_marlin_moe`` or ``triton_kernel_moe_forward`` call frees its caches) were
-    not read for these releases. [shapes from source]"""
+    not read for these releases.
+
+    At ``--data-parallel-size`` > 1 without expert parallelism the experts run every DP rank's rows, so ``M`` is
+    ``dp x tokens``: the layer dispatches the ranks' hidden states before the experts (``vllm@0.14.0:vllm/
+    model_executor/layers/fused_moe/layer.py::FusedMoE.forward_impl``, ``do_naive_dispatch_combine`` when
+    ``dp_size > 1`` and the method is not a ``FusedMoEModularMethod``; ``vllm@0.19.0:.../fused_moe/runner/
+    default_moe_runner.py::_maybe_dispatch``, or the kernel's own naive DP prepare step), the default
+    ``allgather_reducescatter`` all-to-all gathering them (``AgRsAll2AllManager.dispatch``), and every rank
+    profiles the same ``tokens``; ``FusedMoEParallelConfig.make`` flattens TP across DP, so ``N`` is divided by
+    ``tp x dp``. [shapes from source]"""
     lo, hi = MOE_WORKSPACE_KEPT
     if cfg.era != "v1" or not model.num_experts or not lo <= cfg.version < hi:
         return 0
@@ -1578,14 +1603,17 @@ def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
         return 0
     topk = moe_top_k(c)
     k = model.hidden_size
-    chunk = tokens if cfg.version >= (0, 19, 0) else MOE_MK_CHUNK_TOKENS
+    # at DP > 1 (no expert parallelism here) the layer runs every DP rank's rows and each rank holds 1/(tp x dp) of
+    # every expert (dp_moe_gather_bytes)
+    rows, tp_moe = tokens * max(1, cfg.dp), cfg.tp * max(1, cfg.dp)
+    chunk = rows if cfg.version >= (0, 19, 0) else MOE_MK_CHUNK_TOKENS
     if marlin:  # MarlinExperts: N is the rank's expert width
-        n = inter if settings.enable_expert_parallel else inter // max(1, cfg.tp)
+        n = inter if settings.enable_expert_parallel else inter // max(1, tp_moe)
         ws13, ws2 = topk * max(n, k), topk * max(2 * n, k)
     else:  # TritonExperts: N is the rank's w13 rows, 2 x the expert width
-        n = 2 * inter if settings.enable_expert_parallel else 2 * inter // max(1, cfg.tp)
+        n = 2 * inter if settings.enable_expert_parallel else 2 * inter // max(1, tp_moe)
         ws13, ws2 = topk * max(n // 2, k), topk * max(n, k)
-    return int(_mk_buffer_elems(tokens, chunk, ws13, ws2, k) * cfg.dtype_bytes)
+    return int(_mk_buffer_elems(rows, chunk, ws13, ws2, k) * cfg.dtype_bytes)
 
 
 def moe_forward_excess(workspace: int, tokens: int, inter_eff: int, tp: int, dtype_bytes: int) -> int:
@@ -3386,7 +3414,11 @@ def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) 
         lm_head=lm,
         per_layers=max(0, w_total - embed - lm),
         expert_fraction=facts.expert_fraction,
-        ep=cfg.tp * cfg.dp if settings.enable_expert_parallel else cfg.tp,
+        # expert parallelism splits the experts whole over TP x DP; without it they are split by width over the
+        # same ranks (FusedMoEParallelConfig flattens TP across DP)
+        ep=cfg.tp * cfg.dp
+        if settings.enable_expert_parallel or moe_shards_experts_across_dp(cfg.version)
+        else cfg.tp,
         rotary=_rotary_cache_bytes(
             model, dbytes, cfg.derived_max_model_len if cfg.auto_fit else cfg.max_model_len
         ),
