@@ -43,6 +43,7 @@ from kvlint.memory.memo import by_value, per_model, per_object
 from kvlint.memory.multimodal import (
     EncoderProfile,
     encoder_profile,
+    encoder_tp_data_applies,
     is_multimodal,
     language_model_only_limits,
     parse_mm_limits,
@@ -3445,37 +3446,17 @@ TOWERS_FIRST_STAGE_ONLY_FROM: Version = (0, 34, 0)
 TOWERS_FIRST_STAGE_ONLY_V2_RUNNER: Version = (0, 33, 0)
 
 
-#: The classes (``architectures[0]``, as vLLM's model registry picks the class) that declare
-#: ``supports_encoder_tp_data = True``, read in vLLM's source: Qwen2.5-VL (``vllm@002d181a:vllm/model_executor/models/
-#: qwen2_5_vl.py::Qwen2_5_VLForConditionalGeneration``), Qwen3-VL and its MoE subclass (``qwen3_vl.py::
-#: Qwen3VLForConditionalGeneration``, ``qwen3_vl_moe.py::Qwen3VLMoeForConditionalGeneration(
-#: Qwen3VLForConditionalGeneration)``), Kimi-VL (``kimi_vl.py::KimiVLForConditionalGeneration``) and Kimi-K2.5
-#: (``kimi_k25.py::KimiK25ForConditionalGeneration``). Any other model: ``ModelConfig.__post_init__`` warns "This
-#: model does not support `--mm-encoder-tp-mode data`" and falls back to ``weights`` (``vllm/config/model.py``).
-#: Keyed by class, not by :attr:`ModelSpec.model_type`, which is the text model's (``qwen3_vl_text``,
-#: ``kimi_k2``) where the config nests one. **[assumed]** other classes that declare it (Step3-VL, dots.ocr, ...)
-#: are not listed until read.
-ENCODER_TP_DATA_ARCHS = frozenset(
-    {
-        "Qwen2_5_VLForConditionalGeneration",
-        "Qwen3VLForConditionalGeneration",
-        "Qwen3VLMoeForConditionalGeneration",
-        "KimiVLForConditionalGeneration",
-        "KimiK25ForConditionalGeneration",
-    }
-)
-
-
 def encoder_tp_data(settings: VllmSettings, model: ModelSpec) -> bool:
     """Whether vLLM builds this model's vision tower whole on every tensor-parallel rank: ``--mm-encoder-tp-mode
-    data`` (0.10.2 on) for a model whose first architecture is in :data:`ENCODER_TP_DATA_ARCHS`. The tower's linear layers then take
-    ``disable_tp=True`` (``vllm@002d181a:vllm/model_executor/models/qwen2_5_vl.py``: ``self.use_data_parallel =
-    multimodal_config.mm_encoder_tp_mode == "data"``, passed to ``Qwen2_5_VisionAttention``'s ``QKVParallelLinear``
-    and ``RowParallelLinear``, the MLP and the patch merger), and each rank encodes its share of the images with
-    the whole tower (``run_dp_sharded_mrope_vision_model``)."""
-    mode = str(settings.mm_encoder_tp_mode or "").strip().lower()
-    first = model.architectures[0] if model.architectures else ""
-    return mode == "data" and first in ENCODER_TP_DATA_ARCHS
+    data`` at a release and for a class in :data:`kvlint.memory.multimodal.ENCODER_TP_DATA_FROM` (the one list the
+    encoder's profile reads too; :func:`kvlint.memory.multimodal.encoder_tp_data_applies`). The tower's linear
+    layers then take ``disable_tp=True`` (``vllm@002d181a:vllm/model_executor/models/qwen2_5_vl.py``:
+    ``self.use_data_parallel = multimodal_config.mm_encoder_tp_mode == "data"``, passed to
+    ``Qwen2_5_VisionAttention``'s ``QKVParallelLinear`` and ``RowParallelLinear``, the MLP and the patch merger),
+    and each rank encodes its share of the images with the whole tower (``run_dp_sharded_mrope_vision_model``)."""
+    return encoder_tp_data_applies(
+        settings.mm_encoder_tp_mode, model.architectures, resolve_version(settings.version)[0]
+    )
 
 
 def vision_replicated_bytes(
