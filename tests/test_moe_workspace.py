@@ -336,3 +336,51 @@ def test_data_parallel_without_ep_splits_every_expert_over_tp_x_dp() -> None:
     assert weights(1) - weights(4) == pytest.approx(experts * 3 / 4, abs=48 * 128 * 2048 * 2)
     assert weights(4) == pytest.approx(weights(4, ep=True), abs=1 << 20)
     assert weights(4, version="0.10.1") == pytest.approx(weights(4, version="0.19.0"), abs=64 << 20)
+
+
+def _fp8_ws(
+    model_id: str = "Qwen/Qwen3-30B-A3B-FP8",
+    version: str = "0.19.0",
+    gpu: dict | None = None,
+    env: dict[str, str] | None = None,
+    flags: tuple[str, ...] = (),
+) -> int:
+    from kvlint.engines import parse_command_line
+    from kvlint.memory.vllm import settings_from_config
+
+    m = resolve_model(model_id, allow_hub=False)
+    serving = parse_command_line(["vllm", "serve", model_id, *flags], version)
+    serving.env.update(env or {})
+    s = settings_from_config(serving)
+    cfg = resolve_startup(s, m, TOTAL, **(gpu or H100))
+    return moe_workspace_bytes(s, m, cfg, 8192)
+
+
+def test_block_fp8_experts_on_hopper_run_triton_at_0_19() -> None:
+    """vllm@0.19.0 oracle/fp8.py::_get_priority_backends moves TRITON to the front for block FP8
+    (kFp8Static128BlockSym weights, kFp8Dynamic128Sym activations) on compute capability 9.0 when ep_size is 1,
+    and TritonExperts supports that scheme from 8.9 (fused_moe.py::TritonExperts._supports_quant_scheme): the
+    experts take the modular kernel's Triton workspace, whose shapes do not depend on the quantization
+    (TritonExperts.workspace_shapes), so Qwen3-30B-A3B-FP8 (weight_block_size [128, 128]) keeps the workspace of
+    the bf16 Qwen3-30B-A3B: (max(M topk max(N/2, K), M K) + M topk max(N, K)) x 2 B at M = 8,192."""
+    m = _moe()
+    topk, k, n = int(m.config["num_experts_per_tok"]), m.hidden_size, 2 * m.moe_intermediate_size
+    rows = 8192
+    expected = (max(rows * topk * max(n // 2, k), rows * k) + rows * topk * max(n, k)) * 2
+    assert _fp8_ws() == expected
+    assert _fp8_ws("RedHatAI/Qwen3-30B-A3B-FP8-block") == expected  # compressed-tensors block 128 x 128
+    h200 = {"gpu_name": "NVIDIA H200", "compute_capability": "9.0"}
+    assert _fp8_ws(gpu=h200) == expected
+    # not decided (FlashInfer, DeepGEMM or CUTLASS by the packages installed, or releases not read): 0
+    assert _fp8_ws(version="0.17.0") == 0 and _fp8_ws(version="0.20.0") == 0
+    assert _fp8_ws(gpu={"gpu_name": "NVIDIA B200", "compute_capability": "10.0"}) == 0
+    assert _fp8_ws(flags=("--tensor-parallel-size", "2", "--enable-expert-parallel")) == 0  # FI CUTLASS first
+    assert _fp8_ws(env={"VLLM_USE_FLASHINFER_MOE_FP8": "1"}) == 0
+    assert _fp8_ws(env={"VLLM_USE_DEEP_GEMM": "1"}) == 0  # with VLLM_MOE_USE_DEEP_GEMM's default 1: DeepGEMM
+    # a switch at 0 only drops those experts from the list: Triton stays first
+    assert _fp8_ws(env={"VLLM_USE_FLASHINFER_MOE_FP8": "0"}) == expected
+    assert _fp8_ws(env={"VLLM_MOE_USE_DEEP_GEMM": "0"}) == expected
+    # an unquantized checkpoint served with --quantization fp8 is per-tensor FP8, not block: not decided
+    assert _fp8_ws("Qwen/Qwen3-30B-A3B", flags=("--quantization", "fp8")) == 0
+    # the A100's Marlin rule is unchanged
+    assert _fp8_ws(gpu={"gpu_name": "NVIDIA A100-SXM4-80GB", "compute_capability": "8.0"}) > 0

@@ -174,7 +174,8 @@ class VllmSettings:
     ``VLLM_FLASHINFER_MOE_BACKEND``), ``moe_backend`` (``--moe-backend``, lower case, ``-`` as ``_``) and
     ``rocm_aiter`` (AITER's fused MoE on: ``VLLM_ROCM_USE_AITER`` and ``VLLM_ROCM_USE_AITER_MOE``,
     :func:`rocm_aiter_moe_enabled`) decide which unquantized MoE experts run
-    (:func:`unquantized_moe_takes_triton`); ``allreduce_fusion_off``: ``-O``/``--optimization-level`` or
+    (:func:`unquantized_moe_takes_triton`); ``fp8_moe_env_steers``: ``VLLM_USE_FLASHINFER_MOE_FP8`` or the DeepGEMM
+    switches choose FP8 MoE experts other than Triton (:func:`fp8_moe_env_steers_from_triton`); ``allreduce_fusion_off``: ``-O``/``--optimization-level`` or
     ``--compilation-config`` turn the all-reduce + RMSNorm fusion off (:func:`allreduce_fusion_switched_off`).
     """
 
@@ -212,6 +213,7 @@ class VllmSettings:
     flashinfer_moe_backend_env: str | None = None
     moe_backend: str | None = None
     rocm_aiter: bool = False
+    fp8_moe_env_steers: bool = False
     allreduce_fusion_off: bool = False
     speculative_model: ModelSpec | None = None
     num_speculative_tokens: int = 0
@@ -446,6 +448,11 @@ def settings_from_flags(
         nccl_nvls_off=cal.nccl_nvls_disabled(env.get("NCCL_NVLS_ENABLE")),
         moe_backend=str(get("moe_backend")).strip().lower().replace("-", "_") if get("moe_backend") else None,
         rocm_aiter=rocm_aiter_moe_enabled(env.get("VLLM_ROCM_USE_AITER"), env.get("VLLM_ROCM_USE_AITER_MOE")),
+        fp8_moe_env_steers=fp8_moe_env_steers_from_triton(
+            env.get("VLLM_USE_FLASHINFER_MOE_FP8"),
+            env.get("VLLM_USE_DEEP_GEMM"),
+            env.get("VLLM_MOE_USE_DEEP_GEMM"),
+        ),
         allreduce_fusion_off=allreduce_fusion_switched_off(
             get("optimization_level"), _json_dict(get("compilation_config"))
         ),
@@ -1517,6 +1524,88 @@ def fp8_moe_takes_marlin(settings: VllmSettings, cfg: StartupConfig) -> bool:
     return cc is not None and (7, 5) <= cc < (8, 9)
 
 
+def _vllm_env_int_bool(raw: str | None, default: str) -> bool | None:
+    """A vLLM switch read as ``bool(int(os.getenv(name, default)))`` (``vllm@0.19.0:vllm/envs.py``); None for a
+    value ``int`` refuses (vLLM stops on it)."""
+    try:
+        return bool(int(default if raw is None else str(raw)))
+    except ValueError:
+        return None
+
+
+def fp8_moe_env_steers_from_triton(
+    flashinfer_fp8: str | None, use_deep_gemm: str | None, moe_use_deep_gemm: str | None
+) -> bool:
+    """Whether the container's environment makes vLLM 0.19.0's FP8 MoE oracle pick experts other than its ranked
+    list's first (``vllm@0.19.0:vllm/model_executor/layers/fused_moe/oracle/fp8.py::select_fp8_moe_backend``):
+    ``VLLM_USE_FLASHINFER_MOE_FP8`` set to a true value takes FlashInfer's experts (set to 0 it only drops them from
+    the list); ``VLLM_USE_DEEP_GEMM`` or ``VLLM_MOE_USE_DEEP_GEMM`` set, with both true (each defaults to 1), takes
+    DeepGEMM's (one of them 0 only drops DeepGEMM). Raw values, None when unset; a value vLLM cannot read counts as
+    steering (not decided here). [from source]"""
+    if flashinfer_fp8 is not None and _vllm_env_int_bool(flashinfer_fp8, "0") is not False:
+        return True
+    if use_deep_gemm is not None or moe_use_deep_gemm is not None:
+        dg, moe_dg = _vllm_env_int_bool(use_deep_gemm, "1"), _vllm_env_int_bool(moe_use_deep_gemm, "1")
+        if dg is None or moe_dg is None or (dg and moe_dg):
+            return True
+    return False
+
+
+def fp8_block128_moe(quant: str, model: ModelSpec) -> bool:
+    """Whether the checkpoint's FP8 experts are block-quantized with 128 x 128 weight blocks and dynamic 128-wide
+    activation groups, vLLM's ``kFp8Static128BlockSym`` / ``kFp8Dynamic128Sym``: an ``fp8`` config with
+    ``weight_block_size`` [128, 128] (``Fp8MoEMethod``), or a compressed-tensors config whose every group has
+    ``block`` weights of ``block_structure`` [128, 128] and dynamic ``group`` activations of ``group_size`` 128
+    (RedHatAI's ``FP8-block``). ``--quantization fp8`` on an unquantized checkpoint quantizes per tensor: False."""
+    qc = model.quant_config if isinstance(model.quant_config, dict) else {}
+    if quant == "fp8":
+        bs = qc.get("weight_block_size") if str(qc.get("quant_method") or "").lower() == "fp8" else None
+        return isinstance(bs, list) and len(bs) == 2 and [lax_int(x) for x in bs] == [128, 128]
+    if quant != "compressed-tensors" or not fp8_moe_experts(quant, model):
+        return False
+    for group in (qc.get("config_groups") or {}).values():
+        w, a = group.get("weights") or {}, group.get("input_activations") or {}
+        blocks = w.get("block_structure")
+        if str(w.get("strategy") or "").lower() != "block" or not isinstance(blocks, list):
+            return False
+        if len(blocks) != 2 or [lax_int(x) for x in blocks] != [128, 128]:
+            return False
+        if str(a.get("strategy") or "").lower() != "group" or lax_int(a.get("group_size")) != 128:
+            return False
+        if not a.get("dynamic"):
+            return False
+    return True
+
+
+#: The vLLM releases read whose FP8 MoE oracle ranks Triton's experts first for block FP8 on compute capability 9.0
+#: without expert parallelism (``vllm@0.19.0:.../oracle/fp8.py::_get_priority_backends``: "On Hopper for Block
+#: Fp8, prefer Triton for TP and FI CUTLASS for EP"); 0.14.0 asks DeepGEMM first when it is installed, and 0.15.0 -
+#: 0.18.x and 0.20.0 on were not read for it
+FP8_HOPPER_TRITON = ((0, 19, 0), (0, 20, 0))
+
+
+def fp8_moe_takes_hopper_triton(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> bool:
+    """Whether vLLM runs block-FP8 experts (:func:`fp8_block128_moe`) on ``TritonExperts`` on a compute capability
+    9.0 GPU (H100, H200, H20, H800) in :data:`FP8_HOPPER_TRITON`: ``_get_priority_backends`` moves ``TRITON`` to the
+    front of the ranked list for that scheme on ``is_device_capability(90)`` when the MoE's ``ep_size`` is 1 (no
+    expert parallelism; with it FlashInfer's CUTLASS experts go first), and ``TritonExperts._supports_quant_scheme``
+    takes ``(kFp8Static128BlockSym, kFp8Dynamic128Sym)`` from 8.9 (``fused_moe.py``), so the package set does not
+    matter. Not when ``--moe-backend`` names other experts (``triton`` names these), nor when the environment
+    steers the oracle (:func:`fp8_moe_env_steers_from_triton`). LoRA takes Triton whatever the GPU
+    (``select_fp8_moe_backend``: ``is_lora_enabled``), not modelled apart. [from source]"""
+    lo, hi = FP8_HOPPER_TRITON
+    if not lo <= cfg.version < hi or cfg.vendor != "nvidia":
+        return False
+    if settings.moe_backend and settings.moe_backend != "auto":
+        return settings.moe_backend == "triton"
+    if parse_cc(cfg.compute_capability) != (9, 0) or settings.fp8_moe_env_steers:
+        return False
+    if settings.enable_expert_parallel and cfg.tp * max(1, cfg.dp) > 1:
+        return False
+    quant = (settings.quantization or model.quant_method or "").lower()
+    return fp8_block128_moe(quant, model)
+
+
 def fp8_moe_takes_rocm_triton(settings: VllmSettings, cfg: StartupConfig) -> bool:
     """Whether vLLM's FP8 MoE oracle runs FP8 experts on ``TritonExperts`` on an AMD GPU in the releases of
     :data:`MOE_WORKSPACE_KEPT`: without AITER's fused MoE (``settings.rocm_aiter``, :func:`rocm_aiter_moe_enabled`;
@@ -1570,7 +1659,8 @@ def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     ``output = (M, K)``, where Marlin's ``N`` is the rank's expert width itself (``moe_problem_size`` ->
     ``marlin_moe_intermediate_size``), in the activation dtype (``workspace_dtype`` is not overridden); 0.13.0's
     ``Fp8MoEMethod`` calls ``fused_marlin_moe`` itself, whose caches are freed after the layer. FP8 experts on an
-    AMD GPU run ``TritonExperts`` (:func:`fp8_moe_takes_rocm_triton`): the Triton shapes above. Other
+    AMD GPU run ``TritonExperts`` (:func:`fp8_moe_takes_rocm_triton`): the Triton shapes above; so do block-FP8
+    experts on compute capability 9.0 in 0.19.0 without expert parallelism (:func:`fp8_moe_takes_hopper_triton`). Other
     quantized experts (FP8 on CUDA 8.9 and above, MXFP4, NVFP4, INT4 / INT8 Marlin MoE methods) return 0: their kernels
     or their call path (a direct ``fused_marlin_moe`` or ``triton_kernel_moe_forward`` call frees its caches) were
     not read for these releases.
@@ -1594,7 +1684,11 @@ def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
         if not fp8_moe_experts(quant, model):
             return 0  # other quantized experts: the MXFP4, NVFP4, INT4 / INT8 kernels (not read)
         marlin = fp8_moe_takes_marlin(settings, cfg)
-        if not marlin and not fp8_moe_takes_rocm_triton(settings, cfg):
+        if not (
+            marlin
+            or fp8_moe_takes_rocm_triton(settings, cfg)
+            or fp8_moe_takes_hopper_triton(settings, model, cfg)
+        ):
             return 0  # FP8 on CUDA 8.9 and above: FlashInfer, DeepGEMM, CUTLASS or Triton (not decided here)
     elif not unquantized_moe_takes_triton(settings, model, cfg):
         return 0
