@@ -384,3 +384,21 @@ def test_block_fp8_experts_on_hopper_run_triton_at_0_19() -> None:
     assert _fp8_ws("Qwen/Qwen3-30B-A3B", flags=("--quantization", "fp8")) == 0
     # the A100's Marlin rule is unchanged
     assert _fp8_ws(gpu={"gpu_name": "NVIDIA A100-SXM4-80GB", "compute_capability": "8.0"}) > 0
+
+
+def test_dp_gather_at_0_19_only_for_methods_that_dispatch_outside_their_kernel() -> None:
+    """vllm@0.19.0 DefaultMoERunner.do_naive_dispatch_combine is False for a method with its own modular kernel
+    (supports_internal_mk: FP8, MXFP4, NVFP4 build self.moe_kernel), whose naive DP prepare step quantizes the input
+    before dispatching it with the top-k tensors (prepare_finalize/naive_dp_ep.py): not the bf16 hidden states and
+    router logits kvlint prices, so no term there; 0.14.0 dispatches outside for any method but a
+    FusedMoEModularMethod (FusedMoE.forward_impl)."""
+    from kvlint.memory.vllm import dp_moe_gather_bytes
+
+    m = resolve_model("Qwen/Qwen3-30B-A3B-FP8", allow_hub=False)
+
+    def gather(version: str) -> int:
+        s = _settings(version, data_parallel_size=4)
+        return dp_moe_gather_bytes(s, m, resolve_startup(s, m, TOTAL, **H100))
+
+    assert gather("0.19.0") == 0
+    assert gather("0.14.0") == 4 * 8192 * (m.hidden_size + m.num_experts) * 2

@@ -1187,8 +1187,12 @@ def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     In 0.14 - 0.19 (:data:`MOE_WORKSPACE_KEPT`) without expert parallelism the layer gathers the same way (the
     default ``allgather_reducescatter`` all-to-all's ``all_gatherv`` of the hidden states and router logits,
     ``vllm@0.14.0:vllm/distributed/device_communicators/all2all.py::AgRsAll2AllManager.dispatch``; read in the
-    0.14.0 and 0.19.0 wheels): the term is the gathered buffers alone, the experts' workspace for the gathered rows
-    being :func:`moe_workspace_bytes`'. With expert parallelism in those releases nothing is added (not read).
+    0.14.0 and 0.19.0 wheels; 0.15 - 0.18 assumed as 0.14.0): the term is the gathered buffers alone, the experts'
+    workspace for the gathered rows being :func:`moe_workspace_bytes`'. In 0.19.0 only for unquantized experts: the
+    FP8, MXFP4 and NVFP4 methods build their own modular kernel (``supports_internal_mk``), whose naive DP prepare
+    step quantizes the input first and dispatches it with the top-k weights and ids
+    (``fused_moe/prepare_finalize/naive_dp_ep.py``), shapes not modelled (0). With expert parallelism in those
+    releases nothing is added (not read).
     """
     v = cfg.version
     if cfg.era != "v1" or cfg.dp <= 1 or not model.num_experts:
@@ -1196,7 +1200,10 @@ def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     lo, hi = MOE_WORKSPACE_KEPT
     if lo <= v < hi and not settings.enable_expert_parallel:
         # the same dispatch (AgRsAll2AllManager.dispatch: all_gatherv of both); the experts' workspace for the
-        # gathered rows is moe_workspace_bytes'
+        # gathered rows is moe_workspace_bytes'. In 0.19.0 a quantized method with its own modular kernel (FP8,
+        # MXFP4, NVFP4: supports_internal_mk) gathers its quantized input and top-k tensors instead: not modelled
+        if v >= (0, 19, 0) and (settings.quantization or model.quant_method):
+            return 0
         return int(
             cfg.dp * cfg.max_num_batched_tokens * (model.hidden_size + model.num_experts) * cfg.dtype_bytes
         )
