@@ -162,3 +162,29 @@ def test_kimi_k25_declares_data_mode_from_0_15() -> None:
     model = resolve_model("moonshotai/Kimi-K2.5", allow_hub=False)
     assert not V.encoder_tp_data(V.VllmSettings(version="0.14.0", mm_encoder_tp_mode="data"), model)
     assert V.encoder_tp_data(V.VllmSettings(version="0.15.0", mm_encoder_tp_mode="data"), model)
+
+
+def test_kimi_k25_moonvit_counted_and_whole_per_rank_in_data_mode() -> None:
+    """Kimi-K2.5's tower as vllm@0.19.0 kimi_k25_vit.py builds it from KimiK25VisionConfig's names (hidden_size
+    1152, intermediate_size 4304, 27 layers, patch 14, a 64 x 64 position table; the checkpoint's vt_* keys are
+    other names, so these class defaults apply), the projector of kimi_k25.py to the text hidden size 7168. Until
+    branch memory55 kvlint counted no tower for it (vision_params 0), in either --mm-encoder-tp-mode."""
+    model = resolve_model("moonshotai/Kimi-K2.5", allow_hub=False)
+    h, i, layers, text = 1152, 4304, 27, 7168
+    conv = 3 * 14 * 14 * h + h
+    pos = 64 * 64 * h
+    block = 2 * (2 * h) + (h * 3 * h + 3 * h) + (h * h + h) + (h * i + i) + (i * h + h)
+    merged = 4 * h  # 2 x 2 patch merge
+    projector = 2 * h + (merged * merged + merged) + (merged * text + text)
+    expected = conv + pos + layers * block + 2 * h + projector
+    assert vision_params(model.config or {}, model.hidden_size) == expected
+    tower = expected * 2  # bf16: compressed-tensors leaves the tower unquantized (_maybe_ignore_quant_config)
+
+    def weights(mode: str | None, version: str) -> int:
+        s = V.VllmSettings(
+            version=version, tensor_parallel_size=8, max_model_len=8192, mm_encoder_tp_mode=mode
+        )
+        return V.plan_vllm_detailed(s, model, H100_TOTAL * 2, **H100).plan.weights_bytes
+
+    assert weights("data", "0.19.0") - weights(None, "0.19.0") == pytest.approx(tower * (1 - 1 / 8), abs=8)
+    assert weights("data", "0.14.0") == weights(None, "0.14.0")  # no kimi_k25.py before 0.15.0
