@@ -324,7 +324,8 @@ REPLAY: dict[str, Replay] = {
         why="a main-branch nightly of 2026-01-28 (commit 58996f35), between the 0.14.x and 0.15.0 releases, whose fit "
         "check is 0.14.0 - 0.16.x's: one request of the whole model against the smallest pipeline stage's memory "
         "(both wheels read); replayed at 0.15.0. GLM-4.7-FP8 from the catalogue (abridged config without "
-        "quantization_config: block-wise FP8 taken from its name, and fp8 given as the case records); 'NVIDIA A100' x 8 at PP 8 is the 80 GB card (the ~355 GB FP8 checkpoint "
+        "quantization_config: its name's FP8 taken with the block-wise settings of the catalogued zai-org/GLM-5-FP8, an "
+        "assumption (docs/engine-memory-model.md §1.10), and fp8 given as the case records); 'NVIDIA A100' x 8 at PP 8 is the 80 GB card (the ~355 GB FP8 checkpoint "
         "does not fit eight 40 GB cards, our arithmetic); the command's utilization 0.925, max_num_seqs 128, "
         "max_model_len 202,752",
     ),

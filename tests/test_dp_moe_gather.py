@@ -72,14 +72,45 @@ def test_gathered_batch_adds_buffers_and_the_workspace_difference() -> None:
 
     def ws(tokens: int) -> int:
         mm = min(tokens, FUSED_MOE_CHUNK_TOKENS)
-        return mm * topk * max(n, k) * 2 + mm * topk * n // 2 * 2 + mm * k + mm * topk * n // 2
+        return mm * topk * max(n, k) * 2 + mm * topk * n // 2 * 2 + _quantized_peak(tokens, topk, n, k)
 
+    assert dp * t > FUSED_MOE_CHUNK_TOKENS  # the gathered batch runs in two chunks
     expected = dp * t * (k + e) * 2 + ws(dp * t) - ws(t)
     assert dp_moe_gather_bytes(s, m, cfg) == expected
     # it is part of the forward pass: the profile's peak grows by it (the sampler peak is smaller here)
     assert _act("0.10.1", 8) > _act("0.10.1", 1)
     # without expert parallelism every rank holds 1/(tp x dp) of each expert's intermediate (flattened TP)
     assert _act("0.10.1", 8, ep=False) < _act("0.10.1", 8)
+
+
+def _quantized_peak(tokens: int, topk: int, n: int, k: int) -> int:
+    """The largest sum of the live 1-byte FP8 copies while ``fused_experts_impl`` (vLLM 0.10.1 / 0.11.0
+    ``fused_moe.py``) walks its chunks, replayed step by step: each chunk binds ``qcurr_hidden_states`` (rows x K)
+    and then ``qintermediate_cache2`` (rows x topk x N/2), and a name lets go of the previous chunk's tensor only
+    once the new one exists."""
+    q_in = q_mid = peak = 0
+    for begin in range(0, tokens, FUSED_MOE_CHUNK_TOKENS):
+        rows = min(FUSED_MOE_CHUNK_TOKENS, tokens - begin)
+        peak = max(peak, q_in + q_mid + rows * k)  # the new input copy beside the previous chunk's two
+        q_in = rows * k
+        peak = max(peak, q_in + q_mid + rows * topk * (n // 2))  # the new cache2 copy
+        q_mid = rows * topk * (n // 2)
+    return peak
+
+
+@pytest.mark.parametrize("chunks", [1, 2, 3])
+def test_fp8_chunks_hold_the_previous_chunks_quantized_copies(chunks: int) -> None:
+    """Past one chunk (VLLM_FUSED_MOE_CHUNK_SIZE) the FP8 workspace holds one chunk's quantized copies more than
+    the single-chunk sum; the caches themselves are sized once for the first chunk."""
+    from kvlint.memory.vllm import _fused_moe_workspace
+
+    # Qwen3-Coder-480B-A35B with expert parallelism: whole experts on each rank
+    topk, n, k = 8, 2 * 2560, 6144
+    tokens = chunks * FUSED_MOE_CHUNK_TOKENS - 1000
+    m = min(tokens, FUSED_MOE_CHUNK_TOKENS)
+    caches = m * topk * max(n, k) * 2 + m * topk * (n // 2) * 2
+    assert _fused_moe_workspace(tokens, topk, n, k, 2, True) == caches + _quantized_peak(tokens, topk, n, k)
+    assert _fused_moe_workspace(tokens, topk, n, k, 2, False) == caches  # bf16: the input is not copied
 
 
 def test_not_applied_outside_the_read_releases_nor_to_dense_models() -> None:
@@ -147,5 +178,42 @@ def test_dp_group_nccl_share_before_0_11():
     from kvlint.memory.calibration import NON_TORCH_GIB
 
     share = int(NON_TORCH_GIB["per_peer"] * GiB)
-    assert _non_torch("0.10.1", 8) - _non_torch("0.10.1", 1) == pytest.approx(share, abs=2)
+    # the combine's all-reduce also sets up the DP group's NVLS buffer on the 8-GPU NVSwitch node (below)
+    nvls = 16 * 2 * (128 << 10) * 8 * 8
+    assert _non_torch("0.10.1", 8) - _non_torch("0.10.1", 1) == pytest.approx(share + nvls, abs=2)
     assert _non_torch("0.11.0", 8) == _non_torch("0.11.0", 1)
+
+
+def test_naive_combine_sets_up_the_dp_groups_nvls_buffer():
+    """vllm@0.10.1 NaiveAll2AllManager.combine all-reduces every rank's rows on the DP group (pynccl above the custom
+    all-reduce's 8 MiB); NCCL 2.26 (torch 2.7.1) sizes NVLS per rank as nChannels 16 (Hopper) x 2 x (chunk 128 KiB x
+    NCCL_STEPS 8) x the communicator's local ranks (NVIDIA/nccl src/transport/nvls.cc::ncclNvlsBufferSetup)."""
+    from kvlint.engines import parse_command_line
+    from kvlint.memory.vllm import dp_moe_combine_nvls_bytes, settings_from_config
+
+    m = resolve_model(CODER, allow_hub=False)
+
+    def nvls(
+        *flags: str,
+        gpu: str = "h200",
+        cc: str = "9.0",
+        env: dict[str, str] | None = None,
+        ver: str = "0.10.1",
+    ):
+        acc = lookup(gpu)
+        assert acc is not None
+        serving = parse_command_line(["vllm", "serve", CODER, "--quantization", "fp8", *flags], ver)
+        serving.env.update(env or {})
+        s = settings_from_config(serving)
+        cfg = resolve_startup(s, m, acc.memory_bytes, gpu_name=acc.name, compute_capability=cc)
+        return dp_moe_combine_nvls_bytes(s, m, cfg)
+
+    per_rank = 16 * 2 * (128 << 10) * 8
+    assert nvls("--data-parallel-size", "8", "--enable-expert-parallel") == per_rank * 8
+    assert nvls("--data-parallel-size", "4") == per_rank * 4  # without EP the dispatch is the same
+    assert nvls("--data-parallel-size", "2") == 0  # NCCL sets up no NVLS for two ranks
+    assert nvls("--data-parallel-size", "8", env={"NCCL_NVLS_ENABLE": "0"}) == 0
+    assert nvls("--data-parallel-size", "8", gpu="a100-80gb", cc="8.0") == 0  # no NVLink SHARP before Hopper
+    ep_pplx = {"VLLM_ALL2ALL_BACKEND": "pplx"}
+    assert nvls("--data-parallel-size", "8", "--enable-expert-parallel", env=ep_pplx) == 0  # no naive combine
+    assert nvls("--data-parallel-size", "8", ver="0.11.0") == 0  # all-gather / reduce-scatter from 0.11.0

@@ -119,3 +119,72 @@ def test_sglang_dp_encoder_holds_qwen3_vl_tower_whole(model_id: str, version: st
     split = _sglang_weights("--tp-size", "4", version=version, model_id=model_id)
     whole = _sglang_weights("--tp-size", "4", "--mm-enable-dp-encoder", version=version, model_id=model_id)
     assert whole - split == pytest.approx(tower * (1 - 1 / 4), abs=8)
+
+
+def _profile_peak(model_id: str, mode: str | None, tp: int, version: str) -> int:
+    model = resolve_model(model_id, allow_hub=False)
+    s = V.VllmSettings(version=version, tensor_parallel_size=tp, max_model_len=8192, mm_encoder_tp_mode=mode)
+    cfg = V.resolve_startup(s, model, H100_TOTAL, **H100)
+    return cfg.encoder.peak_bytes if cfg.encoder is not None else 0  # 0: a release kvlint has no profile for
+
+
+@pytest.mark.parametrize(
+    ("model_id", "first"),
+    [("Qwen/Qwen2.5-VL-7B-Instruct", "0.10.2"), ("Qwen/Qwen3-VL-8B-Instruct", "0.11.0")],
+)
+def test_data_mode_from_the_release_whose_class_declares_it(model_id: str, first: str) -> None:
+    """``--mm-encoder-tp-mode`` is new in vLLM 0.10.2 (not in the 0.10.1 wheel's config); the 0.10.2 wheel declares
+    ``supports_encoder_tp_data`` for Qwen2.5-VL (and Kimi-VL) but not for Qwen3-VL, whose module arrives in 0.11.0
+    declaring it. Before its release a class falls back to ``weights``, for the weights and for the encoder's
+    profile alike (one list, :data:`kvlint.memory.multimodal.ENCODER_TP_DATA_FROM`)."""
+    before = {"0.10.2": "0.10.1", "0.11.0": "0.10.2"}[first]
+    for version, changes in ((before, False), (first, True), ("0.19.0", True)):
+        split_w = _weights_at(model_id, None, version)
+        data_w = _weights_at(model_id, "data", version)
+        split_p = _profile_peak(model_id, None, 2, version)
+        data_p = _profile_peak(model_id, "data", 2, version)
+        assert (data_w > split_w) is changes, version
+        # kvlint profiles Qwen2.5-VL's encoder (Qwen3-VL's needs its processor files: 0 either way)
+        if "Qwen2.5" in model_id:
+            assert split_p > 0 and (data_p > split_p) is changes, version
+        if not changes:
+            assert data_w == split_w and data_p == split_p
+
+
+def _weights_at(model_id: str, mode: str | None, version: str) -> int:
+    model = resolve_model(model_id, allow_hub=False)
+    s = V.VllmSettings(version=version, tensor_parallel_size=2, max_model_len=8192, mm_encoder_tp_mode=mode)
+    return V.plan_vllm_detailed(s, model, H100_TOTAL, **H100).plan.weights_bytes
+
+
+def test_kimi_k25_declares_data_mode_from_0_15() -> None:
+    # kimi_k25.py is not in the 0.14.0 wheel and declares supports_encoder_tp_data in 0.15.0 and 0.19.0
+    model = resolve_model("moonshotai/Kimi-K2.5", allow_hub=False)
+    assert not V.encoder_tp_data(V.VllmSettings(version="0.14.0", mm_encoder_tp_mode="data"), model)
+    assert V.encoder_tp_data(V.VllmSettings(version="0.15.0", mm_encoder_tp_mode="data"), model)
+
+
+def test_kimi_k25_moonvit_counted_and_whole_per_rank_in_data_mode() -> None:
+    """Kimi-K2.5's tower as vllm@0.19.0 kimi_k25_vit.py builds it from KimiK25VisionConfig's names (hidden_size
+    1152, intermediate_size 4304, 27 layers, patch 14, a 64 x 64 position table; the checkpoint's vt_* keys are
+    other names, so these class defaults apply), the projector of kimi_k25.py to the text hidden size 7168. Until
+    branch memory55 kvlint counted no tower for it (vision_params 0), in either --mm-encoder-tp-mode."""
+    model = resolve_model("moonshotai/Kimi-K2.5", allow_hub=False)
+    h, i, layers, text = 1152, 4304, 27, 7168
+    conv = 3 * 14 * 14 * h + h
+    pos = 64 * 64 * h
+    block = 2 * (2 * h) + (h * 3 * h + 3 * h) + (h * h + h) + (h * i + i) + (i * h + h)
+    merged = 4 * h  # 2 x 2 patch merge
+    projector = 2 * h + (merged * merged + merged) + (merged * text + text)
+    expected = conv + pos + layers * block + 2 * h + projector
+    assert vision_params(model.config or {}, model.hidden_size) == expected
+    tower = expected * 2  # bf16: compressed-tensors leaves the tower unquantized (_maybe_ignore_quant_config)
+
+    def weights(mode: str | None, version: str) -> int:
+        s = V.VllmSettings(
+            version=version, tensor_parallel_size=8, max_model_len=8192, mm_encoder_tp_mode=mode
+        )
+        return V.plan_vllm_detailed(s, model, H100_TOTAL * 2, **H100).plan.weights_bytes
+
+    assert weights("data", "0.19.0") - weights(None, "0.19.0") == pytest.approx(tower * (1 - 1 / 8), abs=8)
+    assert weights("data", "0.14.0") == weights(None, "0.14.0")  # no kimi_k25.py before 0.15.0

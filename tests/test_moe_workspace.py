@@ -278,3 +278,127 @@ def test_compressed_tensors_and_modelopt_fp8_experts_take_the_fp8_oracle() -> No
     assert ws(variant("compressed-tensors", dict(ct, config_groups={"group_0": w4a16}))) == 0
     assert ws(variant("compressed-tensors", dict(ct, ignore=["lm_head", "re:.*mlp.experts.*"]))) == 0
     assert ws(variant("modelopt", {"quant_method": "modelopt", "quant_algo": "W4A8_AWQ"})) == 0
+
+
+@pytest.mark.parametrize("version", ["0.14.0", "0.17.0", "0.19.0"])
+def test_data_parallel_without_ep_sizes_the_workspace_for_every_ranks_rows(version: str) -> None:
+    """At --data-parallel-size 4 without expert parallelism the MoE layer runs the four ranks' gathered rows
+    (vllm@0.14.0 FusedMoE.forward_impl / vllm@0.19.0 DefaultMoERunner._maybe_dispatch: naive dispatch at dp_size > 1,
+    AgRsAll2AllManager.dispatch all_gathers hidden states and router logits), and FusedMoEParallelConfig.make
+    flattens TP across DP (each rank holds 1/(tp x dp) of every expert). TritonExperts.workspace_shapes for M rows:
+    workspace13 (M, topk, max(N/2, K)) sharing a buffer with the (M, K) output, workspace2 (M, topk, max(N, K));
+    before 0.19.0 the modular kernel chunks M by 16,384 and keeps the output apart."""
+    from kvlint.memory.vllm import dp_moe_gather_bytes
+
+    m = _moe()
+    dp, tokens = 4, 8192
+    s = _settings(version, data_parallel_size=dp)
+    cfg = resolve_startup(s, m, TOTAL, **H100)
+    topk, k, e = int(m.config["num_experts_per_tok"]), m.hidden_size, m.num_experts
+    n = 2 * m.moe_intermediate_size // dp  # TP 1 flattened across DP 4
+    rows = dp * tokens
+    ws13, ws2 = topk * max(n // 2, k), topk * max(n, k)
+    if version >= "0.19.0":
+        elems = max(rows * ws13, rows * k) + rows * ws2
+    else:
+        chunk = 16384
+        elems = chunk * (ws13 + ws2) + rows * k
+    assert moe_workspace_bytes(s, m, cfg, tokens) == elems * 2
+    # the gathered hidden states and router logits are in the forward pass beside it
+    assert dp_moe_gather_bytes(s, m, cfg) == rows * (k + e) * 2
+    one = _settings(version)
+    assert moe_workspace_bytes(s, m, cfg, tokens) > moe_workspace_bytes(
+        one, m, resolve_startup(one, m, TOTAL, **H100), tokens
+    )
+    d4 = plan_vllm_detailed(s, m, TOTAL, **H100)
+    d1 = plan_vllm_detailed(one, m, TOTAL, **H100)
+    assert d4.plan.activation_bytes > d1.plan.activation_bytes
+    # with expert parallelism (batched experts and other all-to-all paths, not read) neither term is added
+    ep = _settings(version, data_parallel_size=dp, enable_expert_parallel=True)
+    cfg_ep = resolve_startup(ep, m, TOTAL, **H100)
+    assert moe_workspace_bytes(ep, m, cfg_ep, tokens) == 0 and dp_moe_gather_bytes(ep, m, cfg_ep) == 0
+
+
+def test_data_parallel_without_ep_splits_every_expert_over_tp_x_dp() -> None:
+    """FusedMoEParallelConfig.make flattens TP across DP without --enable-expert-parallel (tp_size = dp x tp), and
+    FusedMoE builds intermediate_size // tp_size of each expert (vLLM 0.10.1 - 0.19.0 wheels, main at 002d6073): at
+    DP 4 each rank holds a quarter of every expert, as many bytes as expert parallelism's whole quarter of them.
+    Qwen3-30B-A3B's experts: 48 layers x 128 experts x 3 matrices x 2,048 x 768 x 2 B (bf16)."""
+    m = _moe()
+
+    def weights(dp: int, ep: bool = False, version: str = "0.19.0") -> int:
+        s = _settings(version, data_parallel_size=dp, enable_expert_parallel=ep)
+        return plan_vllm_detailed(s, m, TOTAL, **H100).plan.weights_bytes
+
+    experts = 48 * 128 * 3 * 2048 * 768 * 2
+    # within the routers' 24 MiB (48 x 128 x 2,048 x 2 B), which kvlint's expert share (a parameter-count fraction,
+    # _expert_fraction) does not tell apart from the experts
+    assert weights(1) - weights(4) == pytest.approx(experts * 3 / 4, abs=48 * 128 * 2048 * 2)
+    assert weights(4) == pytest.approx(weights(4, ep=True), abs=1 << 20)
+    assert weights(4, version="0.10.1") == pytest.approx(weights(4, version="0.19.0"), abs=64 << 20)
+
+
+def _fp8_ws(
+    model_id: str = "Qwen/Qwen3-30B-A3B-FP8",
+    version: str = "0.19.0",
+    gpu: dict | None = None,
+    env: dict[str, str] | None = None,
+    flags: tuple[str, ...] = (),
+) -> int:
+    from kvlint.engines import parse_command_line
+    from kvlint.memory.vllm import settings_from_config
+
+    m = resolve_model(model_id, allow_hub=False)
+    serving = parse_command_line(["vllm", "serve", model_id, *flags], version)
+    serving.env.update(env or {})
+    s = settings_from_config(serving)
+    cfg = resolve_startup(s, m, TOTAL, **(gpu or H100))
+    return moe_workspace_bytes(s, m, cfg, 8192)
+
+
+def test_block_fp8_experts_on_hopper_run_triton_at_0_19() -> None:
+    """vllm@0.19.0 oracle/fp8.py::_get_priority_backends moves TRITON to the front for block FP8
+    (kFp8Static128BlockSym weights, kFp8Dynamic128Sym activations) on compute capability 9.0 when ep_size is 1,
+    and TritonExperts supports that scheme from 8.9 (fused_moe.py::TritonExperts._supports_quant_scheme): the
+    experts take the modular kernel's Triton workspace, whose shapes do not depend on the quantization
+    (TritonExperts.workspace_shapes), so Qwen3-30B-A3B-FP8 (weight_block_size [128, 128]) keeps the workspace of
+    the bf16 Qwen3-30B-A3B: (max(M topk max(N/2, K), M K) + M topk max(N, K)) x 2 B at M = 8,192."""
+    m = _moe()
+    topk, k, n = int(m.config["num_experts_per_tok"]), m.hidden_size, 2 * m.moe_intermediate_size
+    rows = 8192
+    expected = (max(rows * topk * max(n // 2, k), rows * k) + rows * topk * max(n, k)) * 2
+    assert _fp8_ws() == expected
+    assert _fp8_ws("RedHatAI/Qwen3-30B-A3B-FP8-block") == expected  # compressed-tensors block 128 x 128
+    h200 = {"gpu_name": "NVIDIA H200", "compute_capability": "9.0"}
+    assert _fp8_ws(gpu=h200) == expected
+    # not decided (FlashInfer, DeepGEMM or CUTLASS by the packages installed, or releases not read): 0
+    assert _fp8_ws(version="0.17.0") == 0 and _fp8_ws(version="0.20.0") == 0
+    assert _fp8_ws(gpu={"gpu_name": "NVIDIA B200", "compute_capability": "10.0"}) == 0
+    assert _fp8_ws(flags=("--tensor-parallel-size", "2", "--enable-expert-parallel")) == 0  # FI CUTLASS first
+    assert _fp8_ws(env={"VLLM_USE_FLASHINFER_MOE_FP8": "1"}) == 0
+    assert _fp8_ws(env={"VLLM_USE_DEEP_GEMM": "1"}) == 0  # with VLLM_MOE_USE_DEEP_GEMM's default 1: DeepGEMM
+    # a switch at 0 only drops those experts from the list: Triton stays first
+    assert _fp8_ws(env={"VLLM_USE_FLASHINFER_MOE_FP8": "0"}) == expected
+    assert _fp8_ws(env={"VLLM_MOE_USE_DEEP_GEMM": "0"}) == expected
+    # an unquantized checkpoint served with --quantization fp8 is per-tensor FP8, not block: not decided
+    assert _fp8_ws("Qwen/Qwen3-30B-A3B", flags=("--quantization", "fp8")) == 0
+    # the A100's Marlin rule is unchanged
+    assert _fp8_ws(gpu={"gpu_name": "NVIDIA A100-SXM4-80GB", "compute_capability": "8.0"}) > 0
+
+
+def test_dp_gather_at_0_19_only_for_methods_that_dispatch_outside_their_kernel() -> None:
+    """vllm@0.19.0 DefaultMoERunner.do_naive_dispatch_combine is False for a method with its own modular kernel
+    (supports_internal_mk: FP8, MXFP4, NVFP4 build self.moe_kernel), whose naive DP prepare step quantizes the input
+    before dispatching it with the top-k tensors (prepare_finalize/naive_dp_ep.py): not the bf16 hidden states and
+    router logits kvlint prices, so no term there; 0.14.0 dispatches outside for any method but a
+    FusedMoEModularMethod (FusedMoE.forward_impl)."""
+    from kvlint.memory.vllm import dp_moe_gather_bytes
+
+    m = resolve_model("Qwen/Qwen3-30B-A3B-FP8", allow_hub=False)
+
+    def gather(version: str) -> int:
+        s = _settings(version, data_parallel_size=4)
+        return dp_moe_gather_bytes(s, m, resolve_startup(s, m, TOTAL, **H100))
+
+    assert gather("0.19.0") == 0
+    assert gather("0.14.0") == 4 * 8192 * (m.hidden_size + m.num_experts) * 2

@@ -278,11 +278,12 @@ def test_qwen25_vl_data_mode_shares_the_items_over_the_ranks():
     assert data.peak_bytes == tp1.peak_bytes - fewer * per_tok
 
 
-def test_qwen2_vl_falls_back_to_weights_mode():
-    """Qwen2VLForConditionalGeneration does not declare supports_encoder_tp_data (vllm@0.15.0 / 0.19.0 qwen2_vl.py),
-    so ModelConfig falls back to --mm-encoder-tp-mode weights (vllm@0.19.0 config/model.py: "This model does not
-    support `--mm-encoder-tp-mode data`"): its tower stays split by TP, the profile the same as without the flag.
-    Qwen2.5-VL, which declares it, does change."""
+def test_qwen2_vl_falls_back_to_weights_mode_before_0_11():
+    """Qwen2VLForConditionalGeneration declares supports_encoder_tp_data from 0.11.0 (the 0.11.0, 0.14.0, 0.15.0
+    and 0.19.0 wheels' qwen2_vl.py; not in 0.10.2's, where ModelConfig falls back to --mm-encoder-tp-mode weights
+    with "This model does not support `--mm-encoder-tp-mode data`"): at 0.10.2 its tower stays split by TP, the
+    profile the same as without the flag; from 0.11.0 each rank encodes its share of the items with the whole tower,
+    as Qwen2.5-VL's does (declared from 0.10.2). Until branch memory55 kvlint kept Qwen2-VL split in every release."""
     import dataclasses
 
     base = _m(QWEN25)
@@ -294,13 +295,18 @@ def test_qwen2_vl_falls_back_to_weights_mode():
     cfg["architectures"] = ["Qwen2VLForConditionalGeneration"]
     qwen2 = dataclasses.replace(base, config=cfg, architectures=["Qwen2VLForConditionalGeneration"])
     args = dict(
-        era="v1", version=(0, 19, 0), max_num_seqs=256, max_num_batched_tokens=8192, max_model_len=32768,
+        era="v1", max_num_seqs=256, max_num_batched_tokens=8192, max_model_len=32768,
         chunked_prefill=True, tp=4, dtype_bytes=2, mm_processor_kwargs={"max_pixels": 1_000_000},
     )  # fmt: skip
-    weights, _ = encoder_profile(qwen2, **args)
-    data, _ = encoder_profile(qwen2, mm_encoder_tp_mode="data", **args)
+    old = dict(args, version=(0, 10, 2))
+    weights, _ = encoder_profile(qwen2, **old)
+    data, _ = encoder_profile(qwen2, mm_encoder_tp_mode="data", **old)
     assert weights is not None and data is not None
     assert data.peak_bytes == weights.peak_bytes
-    w25, _ = encoder_profile(base, **args)
-    d25, _ = encoder_profile(base, mm_encoder_tp_mode="data", **args)
+    new = dict(args, version=(0, 19, 0))
+    weights, _ = encoder_profile(qwen2, **new)
+    data, _ = encoder_profile(qwen2, mm_encoder_tp_mode="data", **new)
+    assert weights is not None and data is not None and data.peak_bytes > weights.peak_bytes
+    w25, _ = encoder_profile(base, **new)
+    d25, _ = encoder_profile(base, mm_encoder_tp_mode="data", **new)
     assert w25 is not None and d25 is not None and d25.peak_bytes != w25.peak_bytes

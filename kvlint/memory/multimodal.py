@@ -153,13 +153,44 @@ LLAMA4_MAX_TILES = 1024
 QWEN_VL_MAX_PIXELS = 2**28
 
 
-#: ``model_type`` values whose vLLM module honours ``--mm-encoder-tp-mode data`` (``supports_encoder_tp_data =
-#: True``; ``self.use_data_parallel = multimodal_config.mm_encoder_tp_mode == "data"``: ``vllm@0.11.0``/``vllm@0.19.0:
-#: vllm/model_executor/models/qwen3_vl.py``, whose MoE variant subclasses it, and ``qwen2_5_vl.py``, which takes
-#: :func:`_qwen2_vl_profile`). Qwen2-VL does not declare it: ``ModelConfig`` warns "This model does not support
-#: `--mm-encoder-tp-mode data`" and falls back to ``weights`` (``vllm@0.19.0:vllm/config/model.py``), so its tower
-#: stays split by TP (:data:`kvlint.memory.vllm.ENCODER_TP_DATA_ARCHS` for the weights)
-ENCODER_DP_MODEL_TYPES = frozenset({"qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe"})
+#: The one list of the models vLLM runs ``--mm-encoder-tp-mode data`` for (the weights in
+#: :func:`kvlint.memory.vllm.vision_replicated_bytes`, the encoder's profile here): the classes (``architectures[0]``,
+#: as vLLM's model registry picks the class) whose module declares ``supports_encoder_tp_data = True`` and builds
+#: its vision tower with ``use_data_parallel = multimodal_config.mm_encoder_tp_mode == "data"`` (``disable_tp`` on
+#: the tower's linear layers; each rank encodes its share of the items with the whole tower), mapped to the first
+#: release read that has it. The flag itself is new in 0.10.2 (``vllm/config/__init__.py::ModelConfig``; not in
+#: the 0.10.1 wheel). Read in the wheels: 0.10.2 declares it for Qwen2.5-VL (``qwen2_5_vl.py``) and Kimi-VL
+#: (``kimi_vl.py``); 0.11.0 adds Qwen2-VL (``qwen2_vl.py``), Qwen3-VL (``qwen3_vl.py``) and its MoE subclass
+#: (``qwen3_vl_moe.py::Qwen3VLMoeForConditionalGeneration(Qwen3VLForConditionalGeneration)``); Kimi-K2.5
+#: (``kimi_k25.py``) first appears, declaring it, in 0.15.0 (not in 0.14.0); all are still declared in 0.19.0. Any
+#: other model, or an earlier release: ``ModelConfig`` warns "This model does not support `--mm-encoder-tp-mode
+#: data`" and falls back to ``weights``. Keyed by class, not by :attr:`ModelSpec.model_type`, which is the text
+#: model's (``qwen3_vl_text``, ``kimi_k2``) where the config nests one. **[assumed]** other classes that declare it
+#: (GLM-4.1V, MiniCPM-V, Llama 4, Step3-VL from 0.10.2; dots.ocr, InternVL from 0.11.0; ...) are not listed until
+#: their towers' shapes are read.
+ENCODER_TP_DATA_FROM: dict[str, tuple[int, int, int]] = {
+    "Qwen2_5_VLForConditionalGeneration": (0, 10, 2),
+    "KimiVLForConditionalGeneration": (0, 10, 2),
+    "Qwen2VLForConditionalGeneration": (0, 11, 0),
+    "Qwen3VLForConditionalGeneration": (0, 11, 0),
+    "Qwen3VLMoeForConditionalGeneration": (0, 11, 0),
+    "KimiK25ForConditionalGeneration": (0, 15, 0),
+}
+
+
+def encoder_tp_data_applies(
+    mm_encoder_tp_mode: str | None,
+    architectures: tuple[str, ...] | list[str] | None,
+    version: tuple[int, ...],
+) -> bool:
+    """Whether vLLM release ``version`` runs the vision tower whole on every tensor-parallel rank for a model of
+    these ``architectures``: ``--mm-encoder-tp-mode data`` and the first architecture in :data:`ENCODER_TP_DATA_FROM`
+    from its release on; otherwise vLLM splits the tower by TP (``weights``, or its fall-back to it)."""
+    if str(mm_encoder_tp_mode or "").strip().lower() != "data":
+        return False
+    first = architectures[0] if architectures else ""
+    since = ENCODER_TP_DATA_FROM.get(first)
+    return since is not None and tuple(version) >= since
 
 
 def encoder_items_per_rank(items: int, ranks: int) -> int:
@@ -346,7 +377,7 @@ def _qwen2_vl_profile(
     (:func:`_vit_peak`), Qwen2.5-VL's gated ``hidden_size``/``intermediate_size`` MLP (``3 x intermediate / tp + 3 x
     hidden`` per patch), plus the float32 ``pixel_values`` (``3 x temporal_patch_size x patch^2`` per patch);
     ``--mm-encoder-tp-mode data`` replicates Qwen2.5-VL's (the caller passes ``tp`` 1; Qwen2-VL falls back to
-    ``weights``, :data:`ENCODER_DP_MODEL_TYPES`) and shares the items over the ``item_ranks`` tensor-parallel ranks (:func:`encoder_items_per_rank`). V0 profiles images only here (its dummy
+    ``weights``, :func:`encoder_tp_data_applies`) and shares the items over the ``item_ranks`` tensor-parallel ranks (:func:`encoder_items_per_rank`). V0 profiles images only here (its dummy
     sequences' videos are not modelled; noted).
     """
     vis = _vision(model)
@@ -619,7 +650,7 @@ def encoder_profile(
         )
         return None, notes
     if mt in ("qwen2_vl", "qwen2_5_vl"):
-        data = str(mm_encoder_tp_mode or "") == "data" and mt in ENCODER_DP_MODEL_TYPES
+        data = encoder_tp_data_applies(mm_encoder_tp_mode, model.architectures, version)
         return _qwen2_vl_profile(
             model,
             str(mt),
@@ -738,7 +769,7 @@ def encoder_profile(
     if arch != "llama4":
         pixels = size * size
     tower_tp, tower_tok = tp, tok
-    if str(mm_encoder_tp_mode or "") == "data" and mt in ENCODER_DP_MODEL_TYPES:
+    if encoder_tp_data_applies(mm_encoder_tp_mode, model.architectures, version):
         # the whole tower on every rank, each encoding its share of the items (encoder_items_per_rank)
         tower_tp, tower_tok = 1, encoder_items_per_rank(items, tp) * enc_per_item
     peak = _vit_peak(tower_tok, h_v, i_v, tower_tp, dtype_bytes) + items * 3 * pixels * dtype_bytes

@@ -503,6 +503,18 @@ def moe_gathers_dp_batch(v: Version) -> bool:
     return (0, 9, 2) <= v < (0, 11, 1)
 
 
+def moe_shards_experts_across_dp(v: Version) -> bool:
+    """Whether release ``v`` splits every routed expert over the ``tp x dp`` ranks of a data-parallel deployment
+    without ``--enable-expert-parallel``. ``FusedMoEParallelConfig.make`` flattens TP across DP
+    (``flatten_tp_across_dp``, from 0.14.0 ``flatten_tp_across_dp_and_pcp``: ``tp_size = dp_size x tp_size``) and
+    ``FusedMoE`` builds ``intermediate_size // tp_size`` of each expert (``vllm/model_executor/layers/fused_moe/
+    config.py``, ``layer.py``; read in the 0.10.1, 0.11.0, 0.14.0, 0.15.0 and 0.19.0 wheels and on main at
+    002d6073, whose docstring states it: "TP = 1, DP = 2 and EP = False ... the tensors are sharded across 2
+    devices"; the 0.9.2 wheel per §1.10). Expert parallelism splits the experts over the same ranks whole. Earlier
+    releases were not read: not applied."""
+    return v >= (0, 9, 2)
+
+
 def hybrid_allocator_available(v: Version) -> bool:
     """The hybrid KV-cache manager (sliding-window/Mamba-aware allocation) exists from 0.9.2 (§1.5)."""
     return v >= (0, 9, 2)

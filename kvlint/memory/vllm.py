@@ -43,6 +43,7 @@ from kvlint.memory.memo import by_value, per_model, per_object
 from kvlint.memory.multimodal import (
     EncoderProfile,
     encoder_profile,
+    encoder_tp_data_applies,
     is_multimodal,
     language_model_only_limits,
     parse_mm_limits,
@@ -65,6 +66,7 @@ from kvlint.memory.versions import (
     has_null_block_in_fit_check,
     hybrid_allocator_available,
     moe_gathers_dp_batch,
+    moe_shards_experts_across_dp,
     nemotron_h_ssm_cache_dtype,
     refuses_max_num_seqs_over_mamba_blocks,
     resolve_version,
@@ -172,7 +174,8 @@ class VllmSettings:
     ``VLLM_FLASHINFER_MOE_BACKEND``), ``moe_backend`` (``--moe-backend``, lower case, ``-`` as ``_``) and
     ``rocm_aiter`` (AITER's fused MoE on: ``VLLM_ROCM_USE_AITER`` and ``VLLM_ROCM_USE_AITER_MOE``,
     :func:`rocm_aiter_moe_enabled`) decide which unquantized MoE experts run
-    (:func:`unquantized_moe_takes_triton`); ``allreduce_fusion_off``: ``-O``/``--optimization-level`` or
+    (:func:`unquantized_moe_takes_triton`); ``fp8_moe_env_steers``: ``VLLM_USE_FLASHINFER_MOE_FP8`` or the DeepGEMM
+    switches choose FP8 MoE experts other than Triton (:func:`fp8_moe_env_steers_from_triton`); ``allreduce_fusion_off``: ``-O``/``--optimization-level`` or
     ``--compilation-config`` turn the all-reduce + RMSNorm fusion off (:func:`allreduce_fusion_switched_off`).
     """
 
@@ -210,6 +213,7 @@ class VllmSettings:
     flashinfer_moe_backend_env: str | None = None
     moe_backend: str | None = None
     rocm_aiter: bool = False
+    fp8_moe_env_steers: bool = False
     allreduce_fusion_off: bool = False
     speculative_model: ModelSpec | None = None
     num_speculative_tokens: int = 0
@@ -444,6 +448,11 @@ def settings_from_flags(
         nccl_nvls_off=cal.nccl_nvls_disabled(env.get("NCCL_NVLS_ENABLE")),
         moe_backend=str(get("moe_backend")).strip().lower().replace("-", "_") if get("moe_backend") else None,
         rocm_aiter=rocm_aiter_moe_enabled(env.get("VLLM_ROCM_USE_AITER"), env.get("VLLM_ROCM_USE_AITER_MOE")),
+        fp8_moe_env_steers=fp8_moe_env_steers_from_triton(
+            env.get("VLLM_USE_FLASHINFER_MOE_FP8"),
+            env.get("VLLM_USE_DEEP_GEMM"),
+            env.get("VLLM_MOE_USE_DEEP_GEMM"),
+        ),
         allreduce_fusion_off=allreduce_fusion_switched_off(
             get("optimization_level"), _json_dict(get("compilation_config"))
         ),
@@ -1132,11 +1141,21 @@ def _fused_moe_workspace(tokens: int, topk: int, n: int, k: int, act_bytes: int,
     fused_moe.py::fused_experts_impl``, 0.9.2 - 0.11.0): ``M = min(tokens, VLLM_FUSED_MOE_CHUNK_SIZE)``;
     ``cache13`` ``M x topk x max(N, K)`` and ``intermediate_cache2`` ``M x topk x N/2`` in the activation dtype
     (``N`` = the rank's ``w13`` rows, 2 x its intermediate size; ``K`` = hidden size); with FP8 W8A8 weights
-    ``moe_kernel_quantize_input`` adds the 1-byte copies of the chunk's input (``M x K``) and of cache2."""
+    ``moe_kernel_quantize_input`` adds the 1-byte copies of the chunk's input (``M x K``) and of cache2.
+
+    With more than one chunk the loop quantizes a chunk's input and intermediate while the previous chunk's quantized
+    copies are still bound to ``qcurr_hidden_states`` and ``qintermediate_cache2`` (a Python name lets go of its
+    tensor only once the new one is assigned; the same loop in the 0.10.1 and 0.11.0 wheels): for a second chunk of
+    ``M1`` rows the peak of the quantized copies is the larger of ``M K + M1 K + M topk N/2`` (quantizing the input)
+    and ``M1 K + M topk N/2 + M1 topk N/2`` (quantizing cache2), beside the caches. [shapes from source]"""
     m = min(tokens, FUSED_MOE_CHUNK_TOKENS)
     b = m * topk * max(n, k) * act_bytes + m * topk * (n // 2) * act_bytes
     if fp8:
-        b += m * k + m * topk * (n // 2)
+        q = m * k + m * topk * (n // 2)  # one chunk's quantized input and cache2
+        m1 = min(m, tokens - m)  # the largest later chunk (a full one when there are three or more)
+        if m1 > 0:
+            q = max(q + m1 * k, m1 * k + (m + m1) * topk * (n // 2))
+        b += q
     return b
 
 
@@ -1164,9 +1183,31 @@ def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     modelled). Otherwise assumes the default all-to-all backend
     (``VLLM_ALL2ALL_BACKEND`` ``naive``, ``allgather_reducescatter`` from 0.11.0) and the Triton fused MoE (the
     FlashInfer CUTLASS, DeepEP and DeepGEMM paths size their buffers otherwise). [shapes from source]
+
+    In 0.14 - 0.19 (:data:`MOE_WORKSPACE_KEPT`) without expert parallelism the layer gathers the same way (the
+    default ``allgather_reducescatter`` all-to-all's ``all_gatherv`` of the hidden states and router logits,
+    ``vllm@0.14.0:vllm/distributed/device_communicators/all2all.py::AgRsAll2AllManager.dispatch``; read in the
+    0.14.0 and 0.19.0 wheels; 0.15 - 0.18 assumed as 0.14.0): the term is the gathered buffers alone, the experts'
+    workspace for the gathered rows being :func:`moe_workspace_bytes`'. In 0.19.0 only for unquantized experts: the
+    FP8, MXFP4 and NVFP4 methods build their own modular kernel (``supports_internal_mk``), whose naive DP prepare
+    step quantizes the input first and dispatches it with the top-k weights and ids
+    (``fused_moe/prepare_finalize/naive_dp_ep.py``), shapes not modelled (0). With expert parallelism in those
+    releases nothing is added (not read).
     """
     v = cfg.version
-    if cfg.era != "v1" or cfg.dp <= 1 or not model.num_experts or not moe_gathers_dp_batch(v):
+    if cfg.era != "v1" or cfg.dp <= 1 or not model.num_experts:
+        return 0
+    lo, hi = MOE_WORKSPACE_KEPT
+    if lo <= v < hi and not settings.enable_expert_parallel:
+        # the same dispatch (AgRsAll2AllManager.dispatch: all_gatherv of both); the experts' workspace for the
+        # gathered rows is moe_workspace_bytes'. In 0.19.0 a quantized method with its own modular kernel (FP8,
+        # MXFP4, NVFP4: supports_internal_mk) gathers its quantized input and top-k tensors instead: not modelled
+        if v >= (0, 19, 0) and (settings.quantization or model.quant_method):
+            return 0
+        return int(
+            cfg.dp * cfg.max_num_batched_tokens * (model.hidden_size + model.num_experts) * cfg.dtype_bytes
+        )
+    if not moe_gathers_dp_batch(v):
         return 0
     if settings.enable_expert_parallel and settings.all2all_backend in _ALL2ALL_KERNEL_BACKENDS:
         return 0  # PPLX / DeepEP all-to-all kernels: no naive dispatch of the gathered batch
@@ -1186,6 +1227,27 @@ def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     ws_all = _fused_moe_workspace(gathered, topk, n, k, act, fp8)
     ws_own = _fused_moe_workspace(local, topk, n, k, act, fp8)
     return int(buffers + max(0, ws_all - ws_own))
+
+
+def dp_moe_combine_nvls_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> int:
+    """NCCL's NVLink SHARP buffer of the data-parallel group (bytes per GPU) that an MoE model's profile run sets up
+    when its MoE layers combine the gathered batch with an all-reduce on that group, else 0.
+
+    Where :func:`dp_moe_gather_bytes` applies and the all-to-all is the ``naive`` one (the default before 0.11.0;
+    ``VLLM_ALL2ALL_BACKEND`` unset or ``naive``), ``NaiveAll2AllManager.combine`` all-reduces every rank's rows on
+    the DP group (``self.dp_group.all_reduce`` -> ``CudaCommunicator.all_reduce``: a tensor above the custom
+    all-reduce's 8 MiB goes to the group's ``PyNcclCommunicator``; ``vllm@0.10.1:vllm/distributed/
+    device_communicators/all2all.py``, ``cuda_communicator.py``). Before 0.11.0 that communicator is created after
+    the init snapshot (:func:`kvlint.memory.calibration.profiled_peer_world`), and NCCL connects NVLS at the first
+    all-reduce that runs it, inside the profile. Its size is :func:`kvlint.memory.calibration.nvls_buffer_bytes` for
+    a communicator of ``dp`` ranks (one per DP replica at this TP rank; none at 2 ranks or fewer, nor where the GPU
+    has no NVLS or ``NCCL_NVLS_ENABLE=0``). [shapes from source; assumed: NCCL's tuner picks NVLS for the
+    ``dp x max_num_batched_tokens x hidden`` all-reduce, as kvlint assumes for the TP group's]"""
+    if cfg.version >= (0, 11, 0) or (settings.all2all_backend or "naive") != "naive":
+        return 0
+    if settings.nccl_nvls_off or cfg.vendor != "nvidia" or not dp_moe_gather_bytes(settings, model, cfg):
+        return 0
+    return cal.nvls_buffer_bytes(cfg.dp, cfg.nvls, cfg.nvls_domain, cfg.compute_capability, cfg.version)
 
 
 #: vLLM releases read in which the all-reduce + RMSNorm fusion is on by default at ``-O2`` (``vllm/config/vllm.py::
@@ -1469,6 +1531,88 @@ def fp8_moe_takes_marlin(settings: VllmSettings, cfg: StartupConfig) -> bool:
     return cc is not None and (7, 5) <= cc < (8, 9)
 
 
+def _vllm_env_int_bool(raw: str | None, default: str) -> bool | None:
+    """A vLLM switch read as ``bool(int(os.getenv(name, default)))`` (``vllm@0.19.0:vllm/envs.py``); None for a
+    value ``int`` refuses (vLLM stops on it)."""
+    try:
+        return bool(int(default if raw is None else str(raw)))
+    except ValueError:
+        return None
+
+
+def fp8_moe_env_steers_from_triton(
+    flashinfer_fp8: str | None, use_deep_gemm: str | None, moe_use_deep_gemm: str | None
+) -> bool:
+    """Whether the container's environment makes vLLM 0.19.0's FP8 MoE oracle pick experts other than its ranked
+    list's first (``vllm@0.19.0:vllm/model_executor/layers/fused_moe/oracle/fp8.py::select_fp8_moe_backend``):
+    ``VLLM_USE_FLASHINFER_MOE_FP8`` set to a true value takes FlashInfer's experts (set to 0 it only drops them from
+    the list); ``VLLM_USE_DEEP_GEMM`` or ``VLLM_MOE_USE_DEEP_GEMM`` set, with both true (each defaults to 1), takes
+    DeepGEMM's (one of them 0 only drops DeepGEMM). Raw values, None when unset; a value vLLM cannot read counts as
+    steering (not decided here). [from source]"""
+    if flashinfer_fp8 is not None and _vllm_env_int_bool(flashinfer_fp8, "0") is not False:
+        return True
+    if use_deep_gemm is not None or moe_use_deep_gemm is not None:
+        dg, moe_dg = _vllm_env_int_bool(use_deep_gemm, "1"), _vllm_env_int_bool(moe_use_deep_gemm, "1")
+        if dg is None or moe_dg is None or (dg and moe_dg):
+            return True
+    return False
+
+
+def fp8_block128_moe(quant: str, model: ModelSpec) -> bool:
+    """Whether the checkpoint's FP8 experts are block-quantized with 128 x 128 weight blocks and dynamic 128-wide
+    activation groups, vLLM's ``kFp8Static128BlockSym`` / ``kFp8Dynamic128Sym``: an ``fp8`` config with
+    ``weight_block_size`` [128, 128] (``Fp8MoEMethod``), or a compressed-tensors config whose every group has
+    ``block`` weights of ``block_structure`` [128, 128] and dynamic ``group`` activations of ``group_size`` 128
+    (RedHatAI's ``FP8-block``). ``--quantization fp8`` on an unquantized checkpoint quantizes per tensor: False."""
+    qc = model.quant_config if isinstance(model.quant_config, dict) else {}
+    if quant == "fp8":
+        bs = qc.get("weight_block_size") if str(qc.get("quant_method") or "").lower() == "fp8" else None
+        return isinstance(bs, list) and len(bs) == 2 and [lax_int(x) for x in bs] == [128, 128]
+    if quant != "compressed-tensors" or not fp8_moe_experts(quant, model):
+        return False
+    for group in (qc.get("config_groups") or {}).values():
+        w, a = group.get("weights") or {}, group.get("input_activations") or {}
+        blocks = w.get("block_structure")
+        if str(w.get("strategy") or "").lower() != "block" or not isinstance(blocks, list):
+            return False
+        if len(blocks) != 2 or [lax_int(x) for x in blocks] != [128, 128]:
+            return False
+        if str(a.get("strategy") or "").lower() != "group" or lax_int(a.get("group_size")) != 128:
+            return False
+        if not a.get("dynamic"):
+            return False
+    return True
+
+
+#: The vLLM releases read whose FP8 MoE oracle ranks Triton's experts first for block FP8 on compute capability 9.0
+#: without expert parallelism (``vllm@0.19.0:.../oracle/fp8.py::_get_priority_backends``: "On Hopper for Block
+#: Fp8, prefer Triton for TP and FI CUTLASS for EP"); 0.14.0 asks DeepGEMM first when it is installed, and 0.15.0 -
+#: 0.18.x and 0.20.0 on were not read for it
+FP8_HOPPER_TRITON = ((0, 19, 0), (0, 20, 0))
+
+
+def fp8_moe_takes_hopper_triton(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> bool:
+    """Whether vLLM runs block-FP8 experts (:func:`fp8_block128_moe`) on ``TritonExperts`` on a compute capability
+    9.0 GPU (H100, H200, H20, H800) in :data:`FP8_HOPPER_TRITON`: ``_get_priority_backends`` moves ``TRITON`` to the
+    front of the ranked list for that scheme on ``is_device_capability(90)`` when the MoE's ``ep_size`` is 1 (no
+    expert parallelism; with it FlashInfer's CUTLASS experts go first), and ``TritonExperts._supports_quant_scheme``
+    takes ``(kFp8Static128BlockSym, kFp8Dynamic128Sym)`` from 8.9 (``fused_moe.py``), so the package set does not
+    matter. Not when ``--moe-backend`` names other experts (``triton`` names these), nor when the environment
+    steers the oracle (:func:`fp8_moe_env_steers_from_triton`). LoRA takes Triton whatever the GPU
+    (``select_fp8_moe_backend``: ``is_lora_enabled``), not modelled apart. [from source]"""
+    lo, hi = FP8_HOPPER_TRITON
+    if not lo <= cfg.version < hi or cfg.vendor != "nvidia":
+        return False
+    if settings.moe_backend and settings.moe_backend != "auto":
+        return settings.moe_backend == "triton"
+    if parse_cc(cfg.compute_capability) != (9, 0) or settings.fp8_moe_env_steers:
+        return False
+    if settings.enable_expert_parallel and cfg.tp * max(1, cfg.dp) > 1:
+        return False
+    quant = (settings.quantization or model.quant_method or "").lower()
+    return fp8_block128_moe(quant, model)
+
+
 def fp8_moe_takes_rocm_triton(settings: VllmSettings, cfg: StartupConfig) -> bool:
     """Whether vLLM's FP8 MoE oracle runs FP8 experts on ``TritonExperts`` on an AMD GPU in the releases of
     :data:`MOE_WORKSPACE_KEPT`: without AITER's fused MoE (``settings.rocm_aiter``, :func:`rocm_aiter_moe_enabled`;
@@ -1522,10 +1666,20 @@ def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     ``output = (M, K)``, where Marlin's ``N`` is the rank's expert width itself (``moe_problem_size`` ->
     ``marlin_moe_intermediate_size``), in the activation dtype (``workspace_dtype`` is not overridden); 0.13.0's
     ``Fp8MoEMethod`` calls ``fused_marlin_moe`` itself, whose caches are freed after the layer. FP8 experts on an
-    AMD GPU run ``TritonExperts`` (:func:`fp8_moe_takes_rocm_triton`): the Triton shapes above. Other
+    AMD GPU run ``TritonExperts`` (:func:`fp8_moe_takes_rocm_triton`): the Triton shapes above; so do block-FP8
+    experts on compute capability 9.0 in 0.19.0 without expert parallelism (:func:`fp8_moe_takes_hopper_triton`). Other
     quantized experts (FP8 on CUDA 8.9 and above, MXFP4, NVFP4, INT4 / INT8 Marlin MoE methods) return 0: their kernels
     or their call path (a direct ``fused_marlin_moe`` or ``triton_kernel_moe_forward`` call frees its caches) were
-    not read for these releases. [shapes from source]"""
+    not read for these releases.
+
+    At ``--data-parallel-size`` > 1 without expert parallelism the experts run every DP rank's rows, so ``M`` is
+    ``dp x tokens``: the layer dispatches the ranks' hidden states before the experts (``vllm@0.14.0:vllm/
+    model_executor/layers/fused_moe/layer.py::FusedMoE.forward_impl``, ``do_naive_dispatch_combine`` when
+    ``dp_size > 1`` and the method is not a ``FusedMoEModularMethod``; ``vllm@0.19.0:.../fused_moe/runner/
+    default_moe_runner.py::_maybe_dispatch``, or the kernel's own naive DP prepare step), the default
+    ``allgather_reducescatter`` all-to-all gathering them (``AgRsAll2AllManager.dispatch``), and every rank
+    profiles the same ``tokens``; ``FusedMoEParallelConfig.make`` flattens TP across DP, so ``N`` is divided by
+    ``tp x dp``. [shapes from source]"""
     lo, hi = MOE_WORKSPACE_KEPT
     if cfg.era != "v1" or not model.num_experts or not lo <= cfg.version < hi:
         return 0
@@ -1537,7 +1691,11 @@ def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
         if not fp8_moe_experts(quant, model):
             return 0  # other quantized experts: the MXFP4, NVFP4, INT4 / INT8 kernels (not read)
         marlin = fp8_moe_takes_marlin(settings, cfg)
-        if not marlin and not fp8_moe_takes_rocm_triton(settings, cfg):
+        if not (
+            marlin
+            or fp8_moe_takes_rocm_triton(settings, cfg)
+            or fp8_moe_takes_hopper_triton(settings, model, cfg)
+        ):
             return 0  # FP8 on CUDA 8.9 and above: FlashInfer, DeepGEMM, CUTLASS or Triton (not decided here)
     elif not unquantized_moe_takes_triton(settings, model, cfg):
         return 0
@@ -1547,14 +1705,17 @@ def moe_workspace_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
         return 0
     topk = moe_top_k(c)
     k = model.hidden_size
-    chunk = tokens if cfg.version >= (0, 19, 0) else MOE_MK_CHUNK_TOKENS
+    # at DP > 1 (no expert parallelism here) the layer runs every DP rank's rows and each rank holds 1/(tp x dp) of
+    # every expert (dp_moe_gather_bytes)
+    rows, tp_moe = tokens * max(1, cfg.dp), cfg.tp * max(1, cfg.dp)
+    chunk = rows if cfg.version >= (0, 19, 0) else MOE_MK_CHUNK_TOKENS
     if marlin:  # MarlinExperts: N is the rank's expert width
-        n = inter if settings.enable_expert_parallel else inter // max(1, cfg.tp)
+        n = inter if settings.enable_expert_parallel else inter // max(1, tp_moe)
         ws13, ws2 = topk * max(n, k), topk * max(2 * n, k)
     else:  # TritonExperts: N is the rank's w13 rows, 2 x the expert width
-        n = 2 * inter if settings.enable_expert_parallel else 2 * inter // max(1, cfg.tp)
+        n = 2 * inter if settings.enable_expert_parallel else 2 * inter // max(1, tp_moe)
         ws13, ws2 = topk * max(n // 2, k), topk * max(n, k)
-    return int(_mk_buffer_elems(tokens, chunk, ws13, ws2, k) * cfg.dtype_bytes)
+    return int(_mk_buffer_elems(rows, chunk, ws13, ws2, k) * cfg.dtype_bytes)
 
 
 def moe_forward_excess(workspace: int, tokens: int, inter_eff: int, tp: int, dtype_bytes: int) -> int:
@@ -3355,7 +3516,11 @@ def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) 
         lm_head=lm,
         per_layers=max(0, w_total - embed - lm),
         expert_fraction=facts.expert_fraction,
-        ep=cfg.tp * cfg.dp if settings.enable_expert_parallel else cfg.tp,
+        # expert parallelism splits the experts whole over TP x DP; without it they are split by width over the
+        # same ranks (FusedMoEParallelConfig flattens TP across DP)
+        ep=cfg.tp * cfg.dp
+        if settings.enable_expert_parallel or moe_shards_experts_across_dp(cfg.version)
+        else cfg.tp,
         rotary=_rotary_cache_bytes(
             model, dbytes, cfg.derived_max_model_len if cfg.auto_fit else cfg.max_model_len
         ),
@@ -3382,37 +3547,17 @@ TOWERS_FIRST_STAGE_ONLY_FROM: Version = (0, 34, 0)
 TOWERS_FIRST_STAGE_ONLY_V2_RUNNER: Version = (0, 33, 0)
 
 
-#: The classes (``architectures[0]``, as vLLM's model registry picks the class) that declare
-#: ``supports_encoder_tp_data = True``, read in vLLM's source: Qwen2.5-VL (``vllm@002d181a:vllm/model_executor/models/
-#: qwen2_5_vl.py::Qwen2_5_VLForConditionalGeneration``), Qwen3-VL and its MoE subclass (``qwen3_vl.py::
-#: Qwen3VLForConditionalGeneration``, ``qwen3_vl_moe.py::Qwen3VLMoeForConditionalGeneration(
-#: Qwen3VLForConditionalGeneration)``), Kimi-VL (``kimi_vl.py::KimiVLForConditionalGeneration``) and Kimi-K2.5
-#: (``kimi_k25.py::KimiK25ForConditionalGeneration``). Any other model: ``ModelConfig.__post_init__`` warns "This
-#: model does not support `--mm-encoder-tp-mode data`" and falls back to ``weights`` (``vllm/config/model.py``).
-#: Keyed by class, not by :attr:`ModelSpec.model_type`, which is the text model's (``qwen3_vl_text``,
-#: ``kimi_k2``) where the config nests one. **[assumed]** other classes that declare it (Step3-VL, dots.ocr, ...)
-#: are not listed until read.
-ENCODER_TP_DATA_ARCHS = frozenset(
-    {
-        "Qwen2_5_VLForConditionalGeneration",
-        "Qwen3VLForConditionalGeneration",
-        "Qwen3VLMoeForConditionalGeneration",
-        "KimiVLForConditionalGeneration",
-        "KimiK25ForConditionalGeneration",
-    }
-)
-
-
 def encoder_tp_data(settings: VllmSettings, model: ModelSpec) -> bool:
     """Whether vLLM builds this model's vision tower whole on every tensor-parallel rank: ``--mm-encoder-tp-mode
-    data`` (0.10.2 on) for a model whose first architecture is in :data:`ENCODER_TP_DATA_ARCHS`. The tower's linear layers then take
-    ``disable_tp=True`` (``vllm@002d181a:vllm/model_executor/models/qwen2_5_vl.py``: ``self.use_data_parallel =
-    multimodal_config.mm_encoder_tp_mode == "data"``, passed to ``Qwen2_5_VisionAttention``'s ``QKVParallelLinear``
-    and ``RowParallelLinear``, the MLP and the patch merger), and each rank encodes its share of the images with
-    the whole tower (``run_dp_sharded_mrope_vision_model``)."""
-    mode = str(settings.mm_encoder_tp_mode or "").strip().lower()
-    first = model.architectures[0] if model.architectures else ""
-    return mode == "data" and first in ENCODER_TP_DATA_ARCHS
+    data`` at a release and for a class in :data:`kvlint.memory.multimodal.ENCODER_TP_DATA_FROM` (the one list the
+    encoder's profile reads too; :func:`kvlint.memory.multimodal.encoder_tp_data_applies`). The tower's linear
+    layers then take ``disable_tp=True`` (``vllm@002d181a:vllm/model_executor/models/qwen2_5_vl.py``:
+    ``self.use_data_parallel = multimodal_config.mm_encoder_tp_mode == "data"``, passed to
+    ``Qwen2_5_VisionAttention``'s ``QKVParallelLinear`` and ``RowParallelLinear``, the MLP and the patch merger),
+    and each rank encodes its share of the images with the whole tower (``run_dp_sharded_mrope_vision_model``)."""
+    return encoder_tp_data_applies(
+        settings.mm_encoder_tp_mode, model.architectures, resolve_version(settings.version)[0]
+    )
 
 
 def vision_replicated_bytes(
@@ -3563,7 +3708,8 @@ def stage_memory(
         + penalty[0]
     )
     fusion = allreduce_fusion_workspace_bytes(settings, model, cfg)
-    nt += fusion
+    dp_nvls = dp_moe_combine_nvls_bytes(settings, model, cfg)
+    nt += fusion + dp_nvls
     act_alt = act
     if alt_path is not None:
         act_alt = cal.activation_bytes(
@@ -3633,6 +3779,7 @@ def stage_memory(
         + (((_gather_note, cfg.dp, cfg.max_num_batched_tokens, gather),) if gather else ())
         + (((_moe_workspace_note, cfg.max_num_batched_tokens, moe_ws, ws_excess),) if ws_excess else ())
         + (((_fusion_note, settings, model, cfg, fusion),) if fusion else ())
+        + (((_dp_nvls_note, cfg.dp, dp_nvls),) if dp_nvls else ())
         + ((_stage_notes, settings, cfg, act, nt, cg_deducted, bypass, path, alt_path, act_alt),)
         + ext_notes
         + ((_large_defaults_note, settings, model, cfg, path, inter, last, act, kv, bypass),),  # notes
@@ -3644,6 +3791,14 @@ def _gather_note(dp: int, tokens: int, gather: int) -> tuple[str]:
     return (
         f"MoE layers see all {dp} data-parallel ranks' {tokens:,}-token profile "
         f"batches (the default all-to-all gathers them): +{gather / GiB:.2f} GiB of activation",
+    )
+
+
+def _dp_nvls_note(dp: int, size: int) -> tuple[str]:
+    """The plan note of :func:`dp_moe_combine_nvls_bytes` (``size`` bytes for ``dp`` ranks), written when read."""
+    return (
+        f"the MoE layers' combine all-reduces on the {dp}-rank data-parallel group, whose NCCL NVLink SHARP buffer "
+        f"is set up in the profile run: +{size / GiB:.2f} GiB of non-torch memory",
     )
 
 

@@ -86,6 +86,8 @@ def _vision_params(config: dict[str, Any], text_hidden: int) -> int:
         return _qwen2_5_vl_vision_params(vc)
     if vc.get("model_type") == "pixtral":
         return _pixtral_vision_params(config, vc, text_hidden)
+    if config.get("model_type") == "kimi_k25":
+        return _kimi_k25_vision_params(vc, text_hidden)
     layers = _i(vc.get("num_hidden_layers") or vc.get("depth")) + _i(vc.get("num_global_layers"))
     h = _i(vc.get("hidden_size") or vc.get("embed_dim"))
     if not layers or not h:
@@ -370,6 +372,47 @@ def _pixtral_vision_params(config: dict[str, Any], vc: dict[str, Any], text_hidd
         biased = bias is not False
         projector = h * text + text * text + (2 * text if biased else 0)
     return tower + projector
+
+
+#: ``KimiK25VisionConfig``'s class defaults (``vllm@0.19.0:vllm/transformers_utils/configs/kimi_k25.py``): hidden
+#: size, intermediate size, layers, patch size, position-embedding height and width
+_KIMI_K25_VISION_DEFAULTS = (1152, 4304, 27, 14, 64, 64)
+
+
+def _kimi_k25_vision_params(vc: dict[str, Any], text_hidden: int) -> int:
+    """Parameters of Kimi-K2.5's MoonViT 3D tower and patch-merger projector as vLLM 0.19.0 builds them
+    (``vllm/model_executor/models/kimi_k25_vit.py``, ``kimi_k25.py``). vLLM's ``KimiK25VisionConfig`` reads
+    ``hidden_size``, ``intermediate_size``, ``num_hidden_layers``, ``patch_size``, ``init_pos_emb_height`` /
+    ``_width``, ``merge_kernel_size`` and ``mm_hidden_size``, each with its class default
+    (:data:`_KIMI_K25_VISION_DEFAULTS`, merge 2 x 2); the checkpoint's ``vt_hidden_size`` / ``vt_intermediate_size`` /
+    ``vt_num_hidden_layers`` are not those names, so the defaults (the same sizes) apply. ``KimiK25Config`` sets
+    ``mm_hidden_size`` to the text hidden size when it equals the tower's. The modules: ``MoonVision3dPatchEmbed``'s
+    ``Conv2d(3, h, patch)`` with bias and its ``pos_emb_height x pos_emb_width x h`` table; per layer two
+    LayerNorms, ``wqkv`` ``h -> 3h`` and ``wo`` ``h -> h`` with biases (``attn_bias=True``), ``MLP2`` ``fc0``
+    ``h -> I`` and ``fc1`` ``I -> h`` with biases; a final LayerNorm; the projector's LayerNorm(h), ``linear_1``
+    ``4h -> 4h`` and ``linear_2`` ``4h -> mm_hidden``, with biases (4 = the 2 x 2 merge). Not quantized under a
+    compressed-tensors checkpoint (``_maybe_ignore_quant_config``)."""
+    dh, di, dl, dp, dph, dpw = _KIMI_K25_VISION_DEFAULTS
+    h, inter, layers = (
+        _i(vc.get("hidden_size"), dh),
+        _i(vc.get("intermediate_size"), di),
+        _i(vc.get("num_hidden_layers"), dl),
+    )
+    patch, ph, pw = (
+        _i(vc.get("patch_size"), dp),
+        _i(vc.get("init_pos_emb_height"), dph),
+        _i(vc.get("init_pos_emb_width"), dpw),
+    )
+    merge = vc.get("merge_kernel_size")
+    mh, mw = (_i(merge[0]), _i(merge[1])) if isinstance(merge, list | tuple) and len(merge) == 2 else (2, 2)
+    mm = _i(vc.get("mm_hidden_size")) or h
+    if mm == h:
+        mm = text_hidden
+    embed = 3 * patch * patch * h + h + ph * pw * h
+    layer = 2 * 2 * h + (h * 3 * h + 3 * h) + (h * h + h) + (h * inter + inter) + (inter * h + h)
+    hm = h * mh * mw
+    projector = 2 * h + (hm * hm + hm) + (hm * mm + mm)
+    return embed + layers * layer + 2 * h + projector
 
 
 def _qwen2_5_vl_vision_params(vc: dict[str, Any]) -> int:
