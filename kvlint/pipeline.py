@@ -30,7 +30,7 @@ from kvlint.engines.command import mounted_script_budget, request_proxy_note
 from kvlint.engines.others import other_engine_note
 from kvlint.engines.shell import MAX_ARG_STRLEN, REVIEW_COMMAND_CHARS, ReviewTooLarge, review_budget
 from kvlint.fastinit import replaced
-from kvlint.findcap import cap_per_rule
+from kvlint.findcap import FileCap, cap_per_rule
 from kvlint.options import Options
 from kvlint.source import LDict, Loc, loc_of
 from kvlint.statement import clip_words
@@ -114,11 +114,13 @@ def run_documents(loaded: LoadResult, options: Options | None = None) -> CheckRe
         exemptions_allowed=options.exemptions_allowed,
         engine_named=loaded.engine_named,
     )
-    diags = configure([finding_to_diagnostic(f) for f in loaded.findings], options)
+    comment_suppressed = comment_suppresses(loaded, options)
+    # the loader's findings of a rule in a file past the first MAX_PER_RULE as one (kvlint.findcap.FileCap)
+    file_cap = FileCap(comment_suppressed)
+    diags = file_cap.take(configure([finding_to_diagnostic(f) for f in loaded.findings], options))
+    diags.extend(file_cap.rest())
     cms = _workloads.configmaps(loaded.documents, loaded.unparsed_configmaps)
-    part = analyse_documents(
-        loaded.documents, options, cms=cms, comment_suppressed=comment_suppresses(loaded, options)
-    )
+    part = analyse_documents(loaded.documents, options, cms=cms, comment_suppressed=comment_suppressed)
     result.workloads = part.workloads
     result.containers.extend(part.containers)
     diags.extend(part.diagnostics)

@@ -88,6 +88,7 @@ from kvlint.types import (
 
 if TYPE_CHECKING:
     from kvlint.diagstore import DiagnosticStore
+    from kvlint.findcap import FileCap
 
 __all__ = [
     "BATCH_BYTES",
@@ -1598,9 +1599,10 @@ def _run_units(
     """The units of ``plan`` analysed (in ``jobs`` processes) and their results put together (see
     :func:`stream_check`)."""
     from kvlint.diagstore import DiagnosticStore, finish
+    from kvlint.findcap import FileCap
     from kvlint.pipeline import configure
     from kvlint.rules.runner import finding_to_diagnostic
-    from kvlint.suppress import apply_comment_suppressions, may_have_comments
+    from kvlint.suppress import apply_comment_suppressions, comment_suppresses, may_have_comments
 
     ctx = plan.context
     _RUN.update(
@@ -1612,10 +1614,13 @@ def _run_units(
     )
     result = CheckResult(exemptions_allowed=options.exemptions_allowed)
     load_diags = DiagnosticStore()
+    loaded = LoadResult()
+    # the loader's findings of a rule in a file past the first MAX_PER_RULE counted, not kept: a file's batches are
+    # units of their own, so the bound is kept across them (kvlint.findcap.FileCap)
+    file_cap = FileCap(comment_suppresses(loaded, options))
     diags = DiagnosticStore()
     values: list[Finding] = []
     kv002: set[str] = set()
-    loaded = LoadResult()
     sizing: Counter[str] = Counter()
     serving = 0
     units = plan.units
@@ -1639,7 +1644,7 @@ def _run_units(
             # inherited; only a range of indices goes to them and compact results come back, in input
             # order (see _tasks), one merged result a range (_analyse_range)
             for part in _collect(pool, tasks):
-                _take(part, result, load_diags, diags, values, kv002, loaded)
+                _take(part, result, load_diags, diags, values, kv002, loaded, file_cap)
                 if part.texts:
                     for d, text in zip(part.diags, part.texts, strict=True):
                         if text is not None:
@@ -1653,11 +1658,12 @@ def _run_units(
     else:
         for i in range(len(units)):
             part = _analyse_index(i)
-            _take(part, result, load_diags, diags, values, kv002, loaded)
+            _take(part, result, load_diags, diags, values, kv002, loaded, file_cap)
             if part.sizing:
                 sizing.update(part.sizing)
             serving += part.containers
             result.serving_paths |= part.serving_paths
+    load_diags.extend(file_cap.rest())
     # the load findings of load_inputs: files, then the Helm values files, then unreachable paths
     flagged = set(kv002)
     for unrendered in values:
@@ -1693,6 +1699,7 @@ def _take(
     values: list[Finding],
     kv002: set[str],
     loaded: LoadResult,
+    file_cap: FileCap,
 ) -> None:
     LAST_PIDS.add(part.pid)
     result.files += part.files
@@ -1700,12 +1707,13 @@ def _take(
     result.workloads += part.workloads
     result.containers.extend(part.records)
     result.suppressed_diagnostics.extend(part.suppressed)
-    load_diags.extend(part.load_diags)
+    loaded.source_texts.update(part.source_texts)
+    loaded.read_paths |= part.read_paths
+    # (after the unit's texts are known: the cap does not count what their comments suppress)
+    load_diags.extend(file_cap.take(part.load_diags))
     diags.extend(part.diags)
     values.extend(part.values_docs)
     kv002 |= part.kv002_files
-    loaded.source_texts.update(part.source_texts)
-    loaded.read_paths |= part.read_paths
     if part.engine_named:
         result.engine_named.update(part.engine_named)
 

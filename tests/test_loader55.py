@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kvlint.load import load_paths, load_text
 from kvlint.pipeline import Options, run_documents
 from kvlint.source import LDict, LList
@@ -104,3 +106,96 @@ def test_positions_after_escapes_are_right_in_a_json_file_read_from_disk(tmp_pat
     args = doc.data["spec"]["template"]["spec"]["containers"][0]["args"]
     assert args.locs[4].column == text.index('"--gpu-memory-utilisation"') + 1
     assert args.locs[5].column == text.index('"0.85"') + 1
+
+
+def _no_api_version(n: int, pad: int = 0, comment_first: int = 0) -> str:
+    """``n`` ConfigMap documents without apiVersion (kubectl refuses each), the first ``comment_first`` with a
+    ``# kvlint: ignore KV001`` comment, each padded with ``pad`` bytes of data."""
+    docs = []
+    for i in range(n):
+        note = " # kvlint: ignore KV001=known" if i < comment_first else ""
+        data = f"data:\n  pad: {'x' * pad}\n" if pad else ""
+        docs.append(f"---\nkind: ConfigMap{note}\nmetadata:\n  name: c{i}\n{data}")
+    return "".join(docs)
+
+
+def _kv001_counts(result: Any) -> tuple[int, int, list[int]]:
+    from kvlint.types import findings_stood_for
+
+    kv001 = [d for d in result.diagnostics if d.rule == "KV001"]
+    return (
+        len(kv001),
+        sum(findings_stood_for(d) for d in kv001),
+        [d.stands_for for d in kv001 if d.stands_for > 1],
+    )
+
+
+@pytest.mark.parametrize("jobs", [0, 1, 2])
+def test_the_loaders_findings_of_a_rule_in_a_file_past_the_bound_are_one_finding(
+    tmp_path: Path, jobs: int
+) -> None:
+    """120 documents without apiVersion made 120 KV001 errors one by one (20,000 made 20,000, 60,000 lines of
+    report): the first MAX_PER_RULE of a file are listed, the rest are one error standing for them, so the count
+    of errors (and the exit status) is what it was; another file's findings are its own. The same in one run
+    (jobs 0) and the streaming run of one process or two."""
+    from kvlint.findcap import MAX_PER_RULE
+    from kvlint.pipeline import run_check
+    from kvlint.stream import stream_check
+
+    n = MAX_PER_RULE + 70
+    many, few = tmp_path / "many.yaml", tmp_path / "few.yaml"
+    many.write_text(_no_api_version(n))
+    few.write_text(_no_api_version(3))
+    paths = [str(many), str(few)]
+    result = run_check(paths) if jobs == 0 else stream_check(paths, jobs=jobs)
+    assert _kv001_counts(result) == (MAX_PER_RULE + 1 + 3, n + 3, [n - MAX_PER_RULE])
+    (rest,) = [d for d in result.diagnostics if d.stands_for > 1]
+    assert rest.loc is not None and rest.loc.file == str(many)
+    assert rest.loc.line == 2 + 4 * MAX_PER_RULE  # the first document past the bound: its kind line
+    assert rest.message.startswith(f"{n - MAX_PER_RULE:,} more KV001 findings in file {many}")
+    assert rest.severity == "error"
+
+
+def test_the_bound_holds_across_the_batches_of_a_large_file(tmp_path: Path) -> None:
+    """A file above the streaming run's segment size is analysed in batches, each a unit of its own: the bound
+    is per file, not per batch (one finding for the rest, not one per batch), and the count is exact."""
+    from kvlint.findcap import MAX_PER_RULE
+    from kvlint.stream import SEGMENT_BYTES, stream_check
+
+    n = 700
+    big = tmp_path / "big.yaml"
+    big.write_text(_no_api_version(n, pad=SEGMENT_BYTES // 600))
+    assert big.stat().st_size > SEGMENT_BYTES
+    result = stream_check([str(big)], jobs=1)
+    assert _kv001_counts(result) == (MAX_PER_RULE + 1, n, [n - MAX_PER_RULE])
+
+
+@pytest.mark.parametrize("jobs", [0, 1])
+def test_the_loaders_cap_counts_what_comments_leave(tmp_path: Path, jobs: int) -> None:
+    """Findings a ``# kvlint: ignore KV001=...`` comment suppresses are not counted towards the bound: the report
+    still lists MAX_PER_RULE one by one."""
+    from kvlint.findcap import MAX_PER_RULE
+    from kvlint.pipeline import run_check
+    from kvlint.stream import stream_check
+
+    n = MAX_PER_RULE + 10
+    f = tmp_path / "many.yaml"
+    f.write_text(_no_api_version(n + 3, comment_first=3))
+    result = run_check([str(f)]) if jobs == 0 else stream_check([str(f)], jobs=jobs)
+    assert len(result.suppressed_diagnostics) == 3
+    assert _kv001_counts(result) == (MAX_PER_RULE + 1, n, [n - MAX_PER_RULE])
+
+
+def test_the_cli_exit_status_and_summary_count_every_capped_finding(tmp_path: Path) -> None:
+    """``kvlint check`` on a file of 20,000 documents without apiVersion: the summary line still counts 20,000
+    errors and the run exits 1, with 51 errors listed."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    f = tmp_path / "many.yaml"
+    f.write_text(_no_api_version(20_000))
+    r = CliRunner().invoke(main, ["check", str(f)])
+    assert r.exit_code == 1, r.output
+    assert r.output.count("error KV001") == 51
+    assert "20000 errors" in r.output.splitlines()[-1] or "20,000 errors" in r.output.splitlines()[-1]
