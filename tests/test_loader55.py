@@ -4,6 +4,7 @@ loader's findings per file, kustomize patches, and the KV001 hints a BOM or a li
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -199,3 +200,37 @@ def test_the_cli_exit_status_and_summary_count_every_capped_finding(tmp_path: Pa
     assert r.exit_code == 1, r.output
     assert r.output.count("error KV001") == 51
     assert "20000 errors" in r.output.splitlines()[-1] or "20,000 errors" in r.output.splitlines()[-1]
+
+
+def test_a_configuration_files_exclude_globs_are_relative_to_its_directory(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """``exclude: ["charts/*"]`` in repo/.kvlint.yaml matched paths as typed, relative to the working directory:
+    ``kvlint check .`` in the repository left charts/ out, ``kvlint check repo`` beside it and ``kvlint check ..``
+    below it linted it, and ``kvlint check .`` in repo/app left out repo/app/charts/, which the glob does not name.
+    As ruff reads its ``exclude``, a glob with a ``/`` is relative to the configuration file's directory; a glob of
+    one name (``*.tmpl.yaml``) matches that name anywhere below."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    bad = "kind: ConfigMap\nmetadata: {name: a}\n"  # no apiVersion: one KV001 error where it is linted
+    repo = tmp_path / "repo"
+    for rel in ("charts/a.yaml", "app/charts/b.yaml", "app/c.tmpl.yaml", "app/d.yaml"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(bad)
+    (repo / ".kvlint.yaml").write_text('exclude: ["charts/*", "*.tmpl.yaml"]\n')
+    runner = CliRunner()
+
+    def linted(cwd: Path, arg: str) -> set[str]:
+        monkeypatch.chdir(cwd)
+        r = runner.invoke(main, ["check", "--offline", "--format", "json", arg])
+        assert r.exit_code == 1, r.output
+        report = json.loads(r.stdout)
+        return {os.path.basename(d["file"]) for d in report["diagnostics"]}
+
+    want = {"b.yaml", "d.yaml"}
+    assert linted(repo, ".") == want
+    assert linted(tmp_path, "repo") == want
+    assert linted(repo / "app", "..") == want
+    assert linted(repo / "app", ".") == want  # app/charts/b.yaml is not the repository's charts/
