@@ -324,7 +324,9 @@ def load_text(data: str | bytes, path: str, *, line_offset: int = 0) -> LoadResu
             return result
         assert text is not None
     else:
-        text = data
+        # a leading BOM, as the bytes are read (:func:`_decode` drops it): libyaml does not count it in a column,
+        # so the line-1 hints that read the text at an error's column (the early closing quote) read one too far
+        text = data[1:] if data.startswith("\ufeff") else data
         if "\x00" in text:
             result.findings.append(_nul_finding(path, text, text.index("\x00")))
             return result
@@ -2335,7 +2337,8 @@ def _not_an_object(doc: Document) -> Finding | None:
     ``unstructuredJSONScheme.decode``; kubectl v1.32: ``error: unable to decode "notes.yaml": json: cannot
     unmarshal string into Go value of type unstructured.detector``, ``... cannot unmarshal array ...``) and
     applies nothing in it. None for an empty document (``---`` alone, comments only, ``null``: kubectl skips it),
-    for a mapping, for a list of other things (an Ansible playbook, a list a tool reads), and for a file a tool
+    for a mapping, for a list of mappings that are not objects (an Ansible playbook, a list of hooks a tool reads;
+    a list of strings, numbers or lists, which no such tool reads either, is one kubectl refuses), and for a file a tool
     other than kubectl reads (:data:`_TOOL_FILES`; Helm values named ``values*.yaml``). Located at the document's
     first line."""
     data = doc.data
@@ -2344,10 +2347,15 @@ def _not_an_object(doc: Document) -> Finding | None:
     if os.path.basename(doc.path) in _TOOL_FILES or _values_file_name(doc.path):
         return None
     if isinstance(data, list):
-        if not any(isinstance(x, dict) and ("apiVersion" in x or "kind" in x) for x in data):
-            return None
-        what, go = "a list of objects", "array"
-        fix = "write each object as its own document, separated by ---, or wrap them in kind: List, items: [...]"
+        if any(isinstance(x, dict) and ("apiVersion" in x or "kind" in x) for x in data):
+            what, go = "a list of objects", "array"
+            fix = "write each object as its own document, separated by ---, or wrap them in kind: List, items: [...]"
+        elif any(isinstance(x, dict) for x in data):
+            return None  # a list of mappings a tool reads (an Ansible playbook, .pre-commit-hooks.yaml)
+        else:
+            # strings, numbers, lists: no tool's mapping, no object (a word list, a JSON array of values)
+            what, go = "a list, not an object", "array"
+            fix = "make the document a Kubernetes object (apiVersion, kind, metadata), or leave this file out"
     else:
         kind = "string" if isinstance(data, str) else "bool" if isinstance(data, bool) else "number"
         what, go = f"a {kind}, not an object", kind

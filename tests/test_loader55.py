@@ -234,3 +234,37 @@ def test_a_configuration_files_exclude_globs_are_relative_to_its_directory(
     assert linted(tmp_path, "repo") == want
     assert linted(repo / "app", "..") == want
     assert linted(repo / "app", ".") == want  # app/charts/b.yaml is not the repository's charts/
+
+
+def test_a_list_of_values_is_refused_as_kubectl_refuses_it() -> None:
+    """A YAML or JSON document that is a list of strings, numbers or lists is no object: kubectl refuses it
+    ("cannot unmarshal array into Go value of type unstructured.detector") and kvlint said nothing ("1 document,
+    0 workloads"). Now KV001 at the document's first line; a list of mappings that are not objects (an Ansible
+    playbook) stays silent, as does a list beside other documents only for itself."""
+    for text, path, line in (
+        ("[1, 2, 3]\n", "l.yaml", 1),
+        ("- a\n- b\n", "l.yaml", 1),
+        ('["a", ["b"]]', "l.json", 1),
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n# words\n- a\n- b\n", "two.yaml", 6),
+    ):
+        res = load_text(text, path)
+        (kv001,) = res.findings
+        assert kv001.rule == "KV001" and "a list, not an object" in kv001.message, kv001
+        assert text.split("\n")[line - 1][:1] in "-["  # the list's first line
+        assert kv001.loc is not None and (kv001.loc.file, kv001.loc.line) == (path, line)
+    playbook = "- hosts: all\n  tasks:\n    - name: x\n      ping: {}\n"
+    assert not load_text(playbook, "site.yaml").findings
+
+
+def test_a_bom_before_the_text_keeps_the_kv001_hint_on_line_one() -> None:
+    """Text given as a string with a byte-order mark (bytes drop it when decoded) lost the hint of a syntax error
+    on line 1: libyaml does not count the BOM in a column, and the early-closing-quote hint read the text one
+    character short of the quote. With the BOM dropped as the bytes path drops it, the hint and the column are
+    those of the same text without it."""
+    text = 'metadata: {name: "a"b"}\n'
+    (plain,) = load_text(text, "f.yaml").findings
+    (bom,) = load_text("\ufeff" + text, "f.yaml").findings
+    (raw,) = load_text(("\ufeff" + text).encode(), "f.yaml").findings
+    assert 'right after the " at column' in plain.message
+    assert bom.message == plain.message == raw.message
+    assert bom.loc == plain.loc == raw.loc
