@@ -105,6 +105,7 @@ def run_documents(loaded: LoadResult, options: Options | None = None) -> CheckRe
     ``options.exemptions_allowed`` is False), so every report format and the admission webhook see the
     same diagnostics. The result's ``suppressed`` counts what annotations removed.
     """
+    from kvlint.kustomize_patch import listed_patch_files
     from kvlint.rules.runner import finding_to_diagnostic
 
     options = options or Options()
@@ -119,8 +120,13 @@ def run_documents(loaded: LoadResult, options: Options | None = None) -> CheckRe
     file_cap = FileCap(comment_suppressed)
     diags = file_cap.take(configure([finding_to_diagnostic(f) for f in loaded.findings], options))
     diags.extend(file_cap.rest())
-    cms = _workloads.configmaps(loaded.documents, loaded.unparsed_configmaps)
-    part = analyse_documents(loaded.documents, options, cms=cms, comment_suppressed=comment_suppressed)
+    documents = loaded.documents
+    patches = listed_patch_files(loaded.findings)
+    if patches:
+        # a kustomization's patch file (its KV002): part of what that kustomization builds, not objects of its own
+        documents = [d for d in documents if d.path not in patches]
+    cms = _workloads.configmaps(documents, loaded.unparsed_configmaps)
+    part = analyse_documents(documents, options, cms=cms, comment_suppressed=comment_suppressed)
     result.workloads = part.workloads
     result.containers.extend(part.containers)
     diags.extend(part.diagnostics)

@@ -917,6 +917,7 @@ def _unit_functions() -> tuple[Callable[..., Any], ...]:
     """The functions :func:`_analyse_unit` calls from modules that import this one (imported in the function,
     not at the top), imported on the first unit of a process: four ``from ... import`` statements cost ~15-30
     us, paid for each of the ~1,400 units of a corpus-x12 pass when they were in the unit's function."""
+    from kvlint.kustomize_patch import listed_patch_files
     from kvlint.pipeline import analyse_documents, configure
     from kvlint.render import _map_loaded_sources, internal_error_finding, unrendered_or_error
     from kvlint.rules.runner import finding_to_diagnostic
@@ -933,6 +934,7 @@ def _unit_functions() -> tuple[Callable[..., Any], ...]:
         engine_named_in,
         internal_error_finding,
         comment_suppresses,
+        listed_patch_files,
     )
 
 
@@ -1011,6 +1013,7 @@ def _analyse_unit_unguarded(unit: _Unit) -> _UnitResult:
         engine_named_in,
         _,
         comment_suppresses,
+        listed_patch_files,
     ) = _unit_functions()
     options: Options = _RUN["options"]
     ctx: _Context = _RUN["context"]
@@ -1060,6 +1063,10 @@ def _analyse_unit_unguarded(unit: _Unit) -> _UnitResult:
         if unrendered is not None:
             seen_values.add(doc.path)
             out.values_docs.append(unrendered)
+    patches = listed_patch_files(out.values_docs)
+    if patches:
+        # a kustomization's patch file: part of what that kustomization builds, not objects of its own
+        loaded.documents = [d for d in loaded.documents if d.path not in patches]
     if data is not None:
         assert unit.path is not None
         if (unit.path in out.kv002_files or out.values_docs) and unit.path not in out.engine_named:

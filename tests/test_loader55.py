@@ -268,3 +268,85 @@ def test_a_bom_before_the_text_keeps_the_kv001_hint_on_line_one() -> None:
     assert 'right after the " at column' in plain.message
     assert bom.message == plain.message == raw.message
     assert bom.loc == plain.loc == raw.loc
+
+
+_PATCH = """kind: Deployment
+metadata:
+  name: vllm
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.11.0
+"""
+
+
+def _overlay(tmp_path: Path) -> Path:
+    """An overlay directory whose kustomization lists patch.yaml (``patches``) and patches/gpu.yaml
+    (``patchesStrategicMerge``), with other.yaml beside them that it does not list."""
+    overlay = tmp_path / "overlay"
+    (overlay / "patches").mkdir(parents=True)
+    (overlay / "kustomization.yaml").write_text(
+        "resources:\n  - ../base\npatches:\n  - path: patch.yaml\npatchesStrategicMerge:\n  - patches/gpu.yaml\n"
+    )
+    (overlay / "patch.yaml").write_text(_PATCH)
+    (overlay / "patches" / "gpu.yaml").write_text(_PATCH)
+    (overlay / "other.yaml").write_text(_PATCH)
+    return overlay
+
+
+@pytest.mark.parametrize("jobs", [0, 1])
+def test_a_file_a_kustomization_lists_as_a_patch_is_read_as_a_patch(tmp_path: Path, jobs: int) -> None:
+    """A kustomize patch that sets a container's ``image`` (and, as patches often do, no ``apiVersion``), linted
+    alone (a pre-commit hook passes the files changed), got KV001 ("no apiVersion") and KV503 ("the vLLM command
+    names no model"): it was read as a whole Deployment. A file the kustomization beside or above it lists under
+    ``patches`` or ``patchesStrategicMerge`` is now one KV002 saying what it is and which kustomization applies it,
+    and no workload; a file beside it that no kustomization lists is linted as before."""
+    from kvlint.pipeline import run_check
+    from kvlint.stream import stream_check
+    from kvlint.types import Mark
+
+    overlay = _overlay(tmp_path)
+    for name, field in (("patch.yaml", "patches"), ("patches/gpu.yaml", "patchesStrategicMerge")):
+        path = str(overlay / name)
+        result = run_check([path]) if jobs == 0 else stream_check([path], jobs=jobs)
+        (kv002,) = result.diagnostics
+        assert kv002.rule == "KV002" and kv002.mark is Mark.KUSTOMIZE_PATCH, result.diagnostics
+        assert f"{overlay / 'kustomization.yaml'} lists it under {field}" in kv002.message
+        assert f"kvlint check {overlay}" in kv002.fix
+        assert result.workloads == 0
+    other = str(overlay / "other.yaml")
+    result = run_check([other]) if jobs == 0 else stream_check([other], jobs=jobs)
+    rules = sorted(d.rule for d in result.diagnostics)
+    assert "KV001" in rules and "KV503" in rules, rules
+
+
+def test_a_real_overlays_patch_linted_alone_is_no_workload() -> None:
+    """fixtures/collected's krmayankk-gpu-inference overlay patch (apiVersion, image, no model knobs: those live in
+    the GPU profiles that build on it) was a vLLM workload "whose command names no model" (KV503)."""
+    from kvlint.pipeline import run_check
+
+    patch = (
+        Path(__file__).resolve().parents[1]
+        / "fixtures/collected/trees/krmayankk-gpu-inference/platform/serving/overlays/vllm/patch.yaml"
+    )
+    result = run_check([str(patch)])
+    assert [d.rule for d in result.diagnostics] == ["KV002"]
+    assert "lists it under patches" in result.diagnostics[0].message
+
+
+def test_no_kustomization_is_looked_for_above_a_repository_or_for_a_label(tmp_path: Path) -> None:
+    """The search stops at a repository's top (a directory holding .git) and never looks at the disk for a path
+    that is no regular file (``-``, the admission webhook's ``<admission ...>`` labels)."""
+    from kvlint.kustomize_patch import patching_kustomization
+
+    overlay = _overlay(tmp_path)
+    with (overlay / "kustomization.yaml").open("a") as fh:
+        fh.write("  - patches/gpu2.yaml\n")
+    assert patching_kustomization(str(overlay / "patches" / "gpu.yaml")) is not None
+    (overlay / "patches" / ".git").mkdir()  # patches/ is a repository of its own: the overlay is not in it
+    (overlay / "patches" / "gpu2.yaml").write_text(_PATCH)
+    assert patching_kustomization(str(overlay / "patches" / "gpu2.yaml")) is None
+    assert patching_kustomization("-") is None
+    assert patching_kustomization("<admission Deployment/default/x>.json") is None
