@@ -273,7 +273,7 @@ def _analyse_workloads(
 def _proxies_only(
     proxies: list[tuple[Workload, Finding]], others: set[str], out: DocumentsAnalysis, options: Options
 ) -> None:
-    """The request-proxy note (:func:`kvlint.engines.command.request_proxy_note`, KV503 info) of each workload in
+    """The request-proxy note (:func:`kvlint.engines.command.request_proxy_note`, KV506 info) of each workload in
     ``proxies`` (whose pod runs no serving container while one of its containers is a request proxy, router,
     frontend or planner that requests no GPU), once per file, when nothing else in its file serves a model: no
     serving container (a Dynamo deployment's frontend beside its workers, a router Deployment beside the

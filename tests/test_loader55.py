@@ -350,3 +350,23 @@ def test_no_kustomization_is_looked_for_above_a_repository_or_for_a_label(tmp_pa
     assert patching_kustomization(str(overlay / "patches" / "gpu2.yaml")) is None
     assert patching_kustomization("-") is None
     assert patching_kustomization("<admission Deployment/default/x>.json") is None
+
+
+def test_the_proxy_only_note_is_its_own_rule_in_every_report() -> None:
+    """The note on a file whose only serving-looking container is a request proxy that loads no model was a KV503,
+    "engine-command-unparsed" in SARIF and the rules docs, for a command that is no engine's: now KV506
+    ``serves-no-model``, and nothing in the file is a KV503."""
+    from kvlint.pipeline import run_check
+    from kvlint.report.sarif import render_sarif
+    from kvlint.rules.catalog import load_catalog
+
+    proxy = Path(__file__).resolve().parents[1] / "fixtures/rules/KV506/any.yaml"
+    result = run_check([str(proxy)])
+    assert [d.rule for d in result.diagnostics] == ["KV506"]
+    assert "loads no model and requests no GPU" in result.diagnostics[0].message
+    assert load_catalog()["KV506"].name == "serves-no-model"
+    sarif = json.loads(render_sarif(result))
+    run = sarif["runs"][0]
+    (res,) = run["results"]
+    names = {r["id"]: r["name"] for r in run["tool"]["driver"]["rules"]}
+    assert res["ruleId"] == "KV506" and names[res["ruleId"]] == "serves-no-model"
