@@ -297,6 +297,9 @@ def _realpath_stat(path: str, real_dirs: dict[str, str]) -> tuple[str, os.stat_r
     return os.path.join(real, tail), st
 
 
+#: A BOM at the start of the line after a document separator (a ``---`` line): kept is the separator.
+_BOM_AFTER_SEPARATOR = re.compile("^(---[ \t]*\r?\n)\ufeff", re.M)
+
 #: A lone UTF-16 surrogate (not encodable as UTF-8).
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -2098,6 +2101,14 @@ def _load_segment(
     of the file. Returns False, appending nothing, when ``whole_file`` and a YAML error occurred (the
     caller then re-reads the file document by document).
     """
+    if "\ufeff" in text:
+        # a BOM that starts a document after its --- line (files saved by editors that add one, joined with cat):
+        # kubectl splits the stream at --- lines and its YAML decoder drops a BOM that starts a document
+        # (k8s.io/apimachinery pkg/util/yaml YAMLReader; sigs.k8s.io/yaml then parses each part with gopkg.in/yaml.v2,
+        # whose readerc.go yaml_parser_determine_encoding skips a BOM at the start of its input), while libyaml reads one mid-stream as content: "did not find expected <document start>",
+        # which hid the document and its own findings (a missing apiVersion). Here, not in load_text, so that the
+        # streaming run's segments of a large file are read alike.
+        text = _BOM_AFTER_SEPARATOR.sub(r"\1", text)
     docs: list[_Doc] = []
     error: Exception | None = None
     before = len(result.findings)

@@ -370,3 +370,28 @@ def test_the_proxy_only_note_is_its_own_rule_in_every_report() -> None:
     (res,) = run["results"]
     names = {r["id"]: r["name"] for r in run["tool"]["driver"]["rules"]}
     assert res["ruleId"] == "KV506" and names[res["ruleId"]] == "serves-no-model"
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_a_bom_that_starts_a_document_after_its_separator_is_read_as_kubectl_reads_it(
+    tmp_path: Path, large: bool
+) -> None:
+    """Two files saved with a BOM and joined with cat hold one after a ``---`` line. kubectl splits at the ``---``
+    and reads the document after it with the BOM dropped; kvlint's YAML reader took the BOM as content and said
+    "YAML syntax error: did not find expected <document start>", which hid the document's own finding (its
+    missing apiVersion). Also in a file the streaming run reads in segments (above SEGMENT_BYTES)."""
+    from kvlint.pipeline import run_check
+    from kvlint.stream import SEGMENT_BYTES, stream_check
+
+    first = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n"
+    if large:
+        first += "data:\n  pad: " + "x" * (SEGMENT_BYTES + 10) + "\n"
+    f = tmp_path / "joined.yaml"
+    f.write_bytes((first + "---\n").encode() + b"\xef\xbb\xbf" + b"kind: ConfigMap\nmetadata: {name: a}\n")
+    line = first.count("\n") + 2  # the line after the separator
+    for result in (run_check([str(f)]), stream_check([str(f)], jobs=1)):
+        kv001 = [d for d in result.diagnostics if d.rule == "KV001"]
+        assert [(d.loc.line if d.loc else 0, "has no apiVersion" in d.message) for d in kv001] == [
+            (line, True)
+        ], kv001
+        assert result.documents == 2
