@@ -28,6 +28,23 @@ _MAX_KUSTOMIZATION_BYTES = 1 << 20
 _PATCH_FIELDS = ("patches", "patchesStrategicMerge", "patchesJson6902")
 
 
+#: The real paths of the kustomization directories the current run builds (:func:`kustomizations_built`).
+_BUILT: set[str] = set()
+
+
+def kustomizations_built(directories: Iterable[str]) -> None:
+    """Record the kustomization directories this run builds (:func:`kvlint.render.render_inputs`' plan, named or
+    met in a walk), replacing the previous run's: a patch one of them lists is linted through that build, and its
+    own KV002 is then an info. Set before the run's documents are analysed (the streaming run's workers, forked
+    after its context pass, inherit it)."""
+    _BUILT.clear()
+    for d in directories:
+        try:
+            _BUILT.add(os.path.realpath(d))
+        except (OSError, ValueError):
+            continue
+
+
 def patching_kustomization(path: str) -> tuple[str, str] | None:
     """``(kustomization file, field)`` when a kustomization in the directory of ``path`` or up to
     :data:`_LEVELS_UP` directories above it (not above a repository's top, a directory holding ``.git``) lists the
@@ -118,7 +135,7 @@ def listed_patch_files(findings: Iterable[Finding]) -> set[str]:
     return {
         f.loc.file
         for f in findings
-        if f.mark is Mark.KUSTOMIZE_PATCH
+        if f.mark in (Mark.KUSTOMIZE_PATCH, Mark.KUSTOMIZE_PATCH_BUILT)
         and f.loc is not None
         and patching_kustomization(f.loc.file) is not None
     }
@@ -136,6 +153,15 @@ def strategic_merge_patch_finding(doc: Document) -> Finding | None:
     if listed is not None:
         kfile, field = listed
         directory = os.path.dirname(kfile) or "."
+        if os.path.realpath(directory) in _BUILT:
+            return Finding(
+                "KV002",
+                f"this file is a kustomize patch that {kfile} applies ({field}); that kustomization is built in "
+                "this run, so kvlint linted the patch through what it builds, not alone",
+                doc.loc,
+                severity="info",
+                mark=Mark.KUSTOMIZE_PATCH_BUILT,
+            )
         return Finding(
             "KV002",
             f"this file is a kustomize patch: {kfile} lists it under {field}, and kustomize applies it to the "

@@ -395,3 +395,44 @@ def test_a_bom_that_starts_a_document_after_its_separator_is_read_as_kubectl_rea
             (line, True)
         ], kv001
         assert result.documents == 2
+
+
+@pytest.mark.parametrize("jobs", [0, 1])
+def test_a_patch_named_beside_the_kustomization_the_run_builds_is_linted_through_it(
+    tmp_path: Path, jobs: int
+) -> None:
+    """``kvlint check overlay overlay/patch.yaml`` (a hook passing the directory and the changed file): the overlay
+    is built with its patch applied, so the patch named too is a KV002 info saying so, not a warning asking to lint
+    the overlay that this very run lints, and it is not counted as a serving object left unread."""
+    import shutil
+
+    from kvlint.pipeline import run_check
+    from kvlint.sizing import unread
+    from kvlint.stream import stream_check
+    from kvlint.types import Mark
+
+    if shutil.which("kubectl") is None and shutil.which("kustomize") is None:
+        pytest.skip("kubectl or kustomize is needed to build the overlay")
+    (tmp_path / ".git").mkdir()  # the repository the overlay's base lies in
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "deploy.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: vllm}\nspec:\n  replicas: 1\n"
+        "  selector: {matchLabels: {app: vllm}}\n  template:\n    metadata: {labels: {app: vllm}}\n    spec:\n"
+        "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n      containers:\n        - name: vllm\n"
+        "          image: vllm/vllm-openai:v0.10.0\n"
+        '          args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192"]\n'
+        "          resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    (base / "kustomization.yaml").write_text("resources:\n  - deploy.yaml\n")
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text("resources:\n  - ../base\npatches:\n  - path: patch.yaml\n")
+    (overlay / "patch.yaml").write_text("apiVersion: apps/v1\n" + _PATCH)
+    paths = [str(overlay), str(overlay / "patch.yaml")]
+    result = run_check(paths) if jobs == 0 else stream_check(paths, jobs=jobs)
+    (kv002,) = [d for d in result.diagnostics if d.rule == "KV002"]
+    assert kv002.severity == "info" and kv002.mark is Mark.KUSTOMIZE_PATCH_BUILT, kv002
+    assert "built in this run" in kv002.message
+    assert len(result.containers) == 1  # the Deployment the overlay builds, not the patch read as one
+    assert not unread(result)
