@@ -129,9 +129,11 @@ def _nearest(directory: str, cache: dict[str, str | None]) -> str | None:
 
 def excluded_arguments(
     paths: Sequence[str], options: Options, *, config_path: str | None = None, no_config: bool = False
-) -> list[tuple[str, str, str | None]]:
+) -> list[tuple[str, str, str | None, bool]]:
     """The ``paths`` named on the command line that an ``exclude`` glob leaves out, as ``(path, glob, configuration
-    file or None for --exclude)``: ``options.exclude`` (the flags') first, then the ``exclude`` of the configuration
+    file or None for --exclude, whether the glob matches the path itself rather than the manifest files in it)``,
+    a configuration's glob as the file writes it (not anchored at its directory,
+    :func:`kvlint.config._exclude_from`): ``options.exclude`` (the flags') first, then the ``exclude`` of the configuration
     that applies to the path (``config_path``, else the nearest, as :func:`config_groups` finds it; none with
     ``no_config``). A directory counts when a glob matches it or its first manifest file (sorted walk, hidden
     entries skipped, at most 10,000 files looked at). Matched as the loader matches (:func:`kvlint.load._excluded`);
@@ -167,13 +169,13 @@ def excluded_arguments(
         return None
 
     cache: dict[str, str | None] = {}
-    out: list[tuple[str, str, str | None]] = []
+    out: list[tuple[str, str, str | None, bool]] = []
     for p in paths:
         if p == "-" or not os.path.exists(p):
             continue
         glob = matching(p, options.exclude)
         if glob is not None:
-            out.append((p, glob, None))
+            out.append((p, glob, None, _excluded(p, (glob,))))
             continue
         if no_config:
             continue
@@ -186,7 +188,7 @@ def excluded_arguments(
             continue
         glob = matching(p, conf.exclude)
         if glob is not None:
-            out.append((p, glob, cfg))
+            out.append((p, conf.exclude_written.get(glob, glob), cfg, _excluded(p, (glob,))))
     return out
 
 

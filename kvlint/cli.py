@@ -762,10 +762,8 @@ def check(
         from kvlint.checkrun import excluded_arguments
 
         left_out = excluded_arguments(paths, options, config_path=config_path, no_config=no_config)
-        from kvlint.load import _excluded
-
-        for p, glob, cfg in left_out:
-            what = "it matches" if _excluded(p, (glob,)) else "the manifest files in it match"
+        for p, glob, cfg, itself in left_out:
+            what = "it matches" if itself else "the manifest files in it match"
             where = (
                 "--exclude"
                 if cfg is None

@@ -97,7 +97,8 @@ class Config:
         model_dirs: directories of model configs (absolute, resolved against the config's directory).
         model_catalogue: the pulled model catalogue directory (``kvlint models pull``; absolute, resolved
             against the config's directory), or None for the default ``.kvlint/models`` beside the file.
-        exclude: fnmatch path globs not to lint.
+        exclude: fnmatch path globs not to lint; one with a ``/`` anchored at the config's directory
+            (:func:`_exclude_from`, as ruff reads its ``exclude``), a single name matched anywhere.
         fail_on: exit-code threshold, or None to leave the CLI default.
         offline: never ask the Hugging Face Hub (None = not set).
         exemptions: whether ``kvlint.io/ignore`` annotations may suppress findings (None = not set).
@@ -117,6 +118,8 @@ class Config:
     model_dirs: tuple[str, ...] = ()
     model_catalogue: str | None = None
     exclude: tuple[str, ...] = ()
+    #: each glob of ``exclude`` anchored at the file's directory -> the glob as the file writes it (for messages)
+    exclude_written: dict[str, str] = field(default_factory=dict)
     fail_on: str | None = None
     offline: bool | None = None
     exemptions: bool | None = None
@@ -596,6 +599,23 @@ def _site(data: LDict, path: str) -> Site:
     return Site(accelerators=custom, node_labels=labels, node_names=names, fleet=fleet, source=path)
 
 
+def _exclude_from(config_path: str, glob: str) -> tuple[str, ...]:
+    """The form(s) of a configuration file's ``exclude`` glob that the loader matches (:func:`kvlint.load._excluded`),
+    as ruff reads its own ``exclude``: a glob that names a path (one with a ``/`` before its end: ``charts/*``,
+    ``deploy/generated``) is relative to the directory of the configuration file, so it is anchored there (the
+    directory as written, absolute, and, when a symbolic link leads to it, as resolved: the loader matches a file's
+    absolute path, not its resolved one); a glob of one name (``generated``, ``*.tmpl.yaml``, ``charts/``) matches
+    that name anywhere below, as before; an absolute glob is kept. Before, a path glob matched paths as typed,
+    relative to the working directory: ``charts/*`` left ``charts/x.yaml`` out of ``kvlint check .`` run in the
+    repository, and not out of ``kvlint check repo`` run beside it."""
+    name = glob.rstrip("/") or glob
+    if "/" not in name or os.path.isabs(os.path.expanduser(name)):
+        return (glob,)
+    here = os.path.abspath(os.path.dirname(config_path))
+    dirs = dict.fromkeys((here, os.path.realpath(here)))
+    return tuple(os.path.join(d, os.path.normpath(name)) for d in dirs)
+
+
 def _build(data: LDict, path: str) -> Config:
     base = Path(path).resolve().parent
     kw: dict[str, Any] = {"path": path}
@@ -660,7 +680,12 @@ def _build(data: LDict, path: str) -> Config:
         catalogue = _path_text(data, ["model_catalogue"], data["model_catalogue"])
         kw["model_catalogue"] = str((base / os.path.expanduser(catalogue)).resolve())
     if "exclude" in data:
-        kw["exclude"] = tuple(data["exclude"])
+        written: dict[str, str] = {}
+        for glob in data["exclude"]:
+            for g in _exclude_from(path, str(glob)):
+                written.setdefault(g, str(glob))
+        kw["exclude"] = tuple(written)
+        kw["exclude_written"] = {g: w for g, w in written.items() if g != w}
     if "fail_on" in data:
         # YAML 1.1 reads an unquoted ``no``/``off``/``false`` as boolean false: it means "never"
         kw["fail_on"] = "never" if data["fail_on"] is False else data["fail_on"]

@@ -23,12 +23,12 @@ finding for the rest, per command line), so it changes no report of theirs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from kvlint.statement import clip_words
 from kvlint.types import Diagnostic, Loc, findings_stood_for
 
-__all__ = ["MAX_PER_RULE", "cap_per_rule"]
+__all__ = ["MAX_PER_RULE", "FileCap", "cap_per_rule"]
 
 #: Findings of one rule one container (or one object, for findings of no container) reports one by one.
 MAX_PER_RULE = 50
@@ -135,3 +135,108 @@ def cap_per_rule(
             )
             dropped.update(at[1:])
     return [standing.get(i, d) for i, d in enumerate(diags) if i not in dropped]
+
+
+class _Rest:
+    """The findings of one rule and severity in one file past the bound, as :class:`FileCap` keeps them: the first
+    (by position), how many findings they stand for, and whether they share one remedy, setting, object and mark
+    (each kept while they do)."""
+
+    __slots__ = ("first", "count", "fix", "setting", "object", "mark")
+
+    def __init__(self, d: Diagnostic) -> None:
+        self.first = d
+        self.count = findings_stood_for(d)
+        self.fix: str | None = d.fix
+        self.setting: str | None = d.setting
+        self.object: str | None = d.object
+        self.mark = d.mark
+
+    def add(self, d: Diagnostic) -> None:
+        self.count += findings_stood_for(d)
+        if (d.loc or _NOWHERE) < (self.first.loc or _NOWHERE):
+            self.first = d
+        if d.fix != self.fix:
+            self.fix = None
+        if d.setting != self.setting:
+            self.setting = None
+        if d.object != self.object:
+            self.object = None
+        if d.mark is not self.mark:
+            self.mark = None
+
+
+class FileCap:
+    """A bound on the loader's findings of one rule in one file (``kvlint check`` on a file of 20,000 documents
+    without an ``apiVersion`` made 20,000 KV001 errors, 60,000 lines of report): the first :data:`MAX_PER_RULE` of
+    each rule in each file, in the order they are given (the loader's: the file's), are kept; the rest of each
+    rule and severity in a file are counted and reported by :meth:`rest` as one finding at the first of them ("19,950
+    more KV001 findings in file F, the first: ..."), which stands for them all (``stands_for``), so the summary
+    line, every report's counts and the exit status are those of the findings one by one, as ruff and kube-linter
+    count what they do not list. Memory is bounded by the findings kept, not by those counted: the streaming run
+    (:mod:`kvlint.stream`) gives each unit's findings to :meth:`take` as they come, a large file's batches in turn.
+
+    ``suppressed`` (:func:`kvlint.suppress.comment_suppresses`): findings a ``# kvlint: ignore`` comment will
+    suppress later in the run are passed through and not counted, as :func:`cap_per_rule` does."""
+
+    def __init__(self, suppressed: Callable[[Diagnostic], bool] | None = None) -> None:
+        self._suppressed = suppressed
+        self._shown: dict[tuple[str, str], int] = {}
+        self._rest: dict[tuple[str, str, str], _Rest] = {}
+
+    def take(self, diags: Iterable[Diagnostic]) -> list[Diagnostic]:
+        """Those of ``diags`` (the next load findings of the run, in order) to report one by one; the others are
+        counted for :meth:`rest`."""
+        out: list[Diagnostic] = []
+        shown = self._shown
+        suppressed = self._suppressed
+        for d in diags:
+            if suppressed is not None and suppressed(d):
+                out.append(d)  # suppressed later in the run: not counted, as cap_per_rule does
+                continue
+            key = (d.loc.file if d.loc is not None else "", d.rule)
+            n = shown.get(key, 0)
+            if n < MAX_PER_RULE:
+                shown[key] = n + 1
+                out.append(d)
+                continue
+            rest_key = (key[0], d.rule, d.severity)
+            rest = self._rest.get(rest_key)
+            if rest is None:
+                self._rest[rest_key] = _Rest(d)
+            else:
+                rest.add(d)
+        return out
+
+    def rest(self) -> list[Diagnostic]:
+        """One finding for each rule and severity of a file past the bound (none when no file went past it), each
+        at the first of those it stands for; in the order the rules first went past it."""
+        per_rule: dict[tuple[str, str], int] = {}
+        for file, rule, _ in self._rest:
+            per_rule[(file, rule)] = per_rule.get((file, rule), 0) + 1
+        out: list[Diagnostic] = []
+        for (file, rule, severity), rest in self._rest.items():
+            n = rest.count
+            what = (
+                f"{n:,} more {rule} finding{'' if n == 1 else 's'}"
+                if per_rule[(file, rule)] == 1
+                else f"{n:,} more {rule} {severity}{'' if n == 1 else 's'}"
+            )
+            first = rest.first
+            out.append(
+                Diagnostic(
+                    rule=rule,
+                    severity=first.severity,
+                    message=clip_words(
+                        f"{what} in file {file}, the first: {first.statement} (kvlint reports the first "
+                        f"{MAX_PER_RULE} findings of a rule in a file one by one)"
+                    ),
+                    loc=first.loc,
+                    fix=rest.fix or "",
+                    object=rest.object or "",
+                    setting=rest.setting or "",
+                    mark=rest.mark,
+                    stands_for=n,
+                )
+            )
+        return out

@@ -297,6 +297,9 @@ def _realpath_stat(path: str, real_dirs: dict[str, str]) -> tuple[str, os.stat_r
     return os.path.join(real, tail), st
 
 
+#: A BOM at the start of the line after a document separator (a ``---`` line): kept is the separator.
+_BOM_AFTER_SEPARATOR = re.compile("^(---[ \t]*\r?\n)\ufeff", re.M)
+
 #: A lone UTF-16 surrogate (not encodable as UTF-8).
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -324,7 +327,9 @@ def load_text(data: str | bytes, path: str, *, line_offset: int = 0) -> LoadResu
             return result
         assert text is not None
     else:
-        text = data
+        # a leading BOM, as the bytes are read (:func:`_decode` drops it): libyaml does not count it in a column,
+        # so the line-1 hints that read the text at an error's column (the early closing quote) read one too far
+        text = data[1:] if data.startswith("\ufeff") else data
         if "\x00" in text:
             result.findings.append(_nul_finding(path, text, text.index("\x00")))
             return result
@@ -367,6 +372,7 @@ def load_text(data: str | bytes, path: str, *, line_offset: int = 0) -> LoadResu
             del result.findings[before:]
         if escaped:
             _unshift_columns(result.findings, before, escaped, line_offset)
+            _unshift_documents(result.documents, escaped, line_offset)
     if (
         path != "-"
         and not isinstance(data, str)
@@ -844,8 +850,9 @@ def _json_raw_escaped(text: str, path: str) -> tuple[str, Finding | None]:
     unacceptable character #x007f") though kubectl applies it, and a U+2028 in a key was "did not find expected ','
     or '}'" a line below the character (YAML counts it as a line break). A column after such a character on its
     line moves by 5 per escape: the loader's own findings (a syntax error) are moved back
-    (:func:`_unshift_columns`); the positions of the values on that line after it are not. One outside a string is no JSON: kubectl's decoder refuses it ("invalid
-    character"), so the second item is the KV001 naming it escaped (``U+2028 LINE SEPARATOR``) at its line and
+    (:func:`_unshift_columns`), and so are the positions of the values the documents hold
+    (:func:`_unshift_documents`), which the rules report. One outside a string is no JSON: kubectl's decoder refuses
+    it ("invalid character"), so the second item is the KV001 naming it escaped (``U+2028 LINE SEPARATOR``) at its line and
     column (lines counted at LF, as kvlint counts them), and the first is ``text`` unchanged. So is one right after
     a string's escaping backslash: JSON escapes only ``"\\/bfnrtu`` (Go's decoder: "invalid character ... in string
     escape code"), and written as ``\\uXXXX`` behind that backslash it would read as the six characters of the
@@ -932,6 +939,19 @@ def _escaped_columns(raw: str) -> dict[int, list[int]]:
     return out
 
 
+def _file_column(col: int, cols: Sequence[int]) -> int:
+    """The file's 1-based column of the 1-based column ``col`` of a line of the escaped text, on which the
+    characters at the file's columns ``cols`` (ascending, :func:`_escaped_columns`) were each written as a
+    6-character ``\\uXXXX`` escape (5 more than the character): a column inside an escape is its character's."""
+    for k, orig in enumerate(cols):
+        at = orig + 5 * k  # where the k-th escape starts in the escaped text
+        if col < at:
+            return col - 5 * k
+        if col < at + 6:
+            return orig
+    return col - 5 * len(cols)
+
+
 def _unshift_columns(
     findings: list[Finding], start: int, escaped: dict[int, list[int]], line_offset: int
 ) -> None:
@@ -944,17 +964,7 @@ def _unshift_columns(
         cols = escaped.get(loc.line - line_offset) if loc is not None else None
         if not cols or loc is None:
             continue
-        col = loc.column
-        for k, orig in enumerate(cols):
-            at = orig + 5 * k  # where the k-th escape starts in the escaped text
-            if col < at:
-                col -= 5 * k
-                break
-            if col < at + 6:
-                col = orig
-                break
-        else:
-            col -= 5 * len(cols)
+        col = _file_column(loc.column, cols)
         message = f.message
         for q in "\"'":
             # the early-closing-quote hint (:func:`_closing_quote_before`) names the quote just left of the error
@@ -962,6 +972,64 @@ def _unshift_columns(
             if said in message:
                 message = message.replace(said, f"right after the {q} at column {col - 1}:", 1)
         findings[i] = dataclasses.replace(f, loc=loc._replace(column=col), message=message)
+
+
+def _unshift_documents(documents: list[Document], escaped: dict[int, list[int]], line_offset: int) -> None:
+    """Move every position the ``documents`` (read from one escaped text) hold back to the file's columns, as
+    :func:`_unshift_columns` moves the loader's findings: each document's own ``loc`` and the positions of every
+    mapping and sequence in its data (packed, as the loader stored them, or the :class:`Loc` values already made
+    from them), each container once (an alias shares one). Without it a rule's finding on a value after a DEL on
+    its line (a flag of a one-line JSON manifest) stood 5 columns right per escape before it.
+
+    Run only for a JSON text that held such characters; linear in the documents' size."""
+
+    def fix_loc(loc: Loc) -> Loc:
+        cols = escaped.get(loc.line - line_offset)
+        return loc._replace(column=_file_column(loc.column, cols)) if cols else loc
+
+    def fix_packed(p: int, packing: Packing) -> int:
+        line = p >> packing.shift  # 0-based in the text: line (p >> shift) + 1 counted at LF
+        cols = escaped.get(packing.line_base + line - line_offset)
+        if not cols:
+            return p
+        column = p & ((1 << packing.shift) - 1)  # 0-based
+        return packing.pack(line, _file_column(column + 1, cols) - 1)
+
+    seen: set[int] = set()
+    for i, doc in enumerate(documents):
+        fixed = fix_loc(doc.loc)
+        if fixed != doc.loc:
+            documents[i] = dataclasses.replace(doc, loc=fixed)
+        todo: list[Any] = [doc.data]
+        while todo:
+            node = todo.pop()
+            if not isinstance(node, (LDict, LList)) or id(node) in seen:
+                continue
+            seen.add(id(node))
+            own = node._loc
+            if isinstance(own, int):
+                node._loc = fix_packed(own, node._packing)
+            elif own is not None:
+                node._loc = fix_loc(own)
+            if isinstance(node, LDict):
+                if node._locs is None:
+                    packing = node._packing
+                    node._plocs = {k: fix_packed(p, packing) for k, p in node._plocs.items()}
+                else:
+                    node._locs = {k: fix_loc(v) for k, v in node._locs.items()}
+                if node._key_locs is None:
+                    packing = node._packing
+                    node._pkey_locs = {k: fix_packed(p, packing) for k, p in node._pkey_locs.items()}
+                else:
+                    node._key_locs = {k: fix_loc(v) for k, v in node._key_locs.items()}
+                todo.extend(node.values())
+            else:
+                if node._locs is None:
+                    packing = node._packing
+                    node._plocs = [fix_packed(p, packing) for p in node._plocs]
+                else:
+                    node._locs = [fix_loc(v) for v in node._locs]
+                todo.extend(node)
 
 
 def _escape_yaml_raw(m: re.Match[str]) -> str:
@@ -2033,6 +2101,14 @@ def _load_segment(
     of the file. Returns False, appending nothing, when ``whole_file`` and a YAML error occurred (the
     caller then re-reads the file document by document).
     """
+    if "\ufeff" in text:
+        # a BOM that starts a document after its --- line (files saved by editors that add one, joined with cat):
+        # kubectl splits the stream at --- lines and its YAML decoder drops a BOM that starts a document
+        # (k8s.io/apimachinery pkg/util/yaml YAMLReader; sigs.k8s.io/yaml then parses each part with gopkg.in/yaml.v2,
+        # whose readerc.go yaml_parser_determine_encoding skips a BOM at the start of its input), while libyaml reads one mid-stream as content: "did not find expected <document start>",
+        # which hid the document and its own findings (a missing apiVersion). Here, not in load_text, so that the
+        # streaming run's segments of a large file are read alike.
+        text = _BOM_AFTER_SEPARATOR.sub(r"\1", text)
     docs: list[_Doc] = []
     error: Exception | None = None
     before = len(result.findings)
@@ -2272,7 +2348,8 @@ def _not_an_object(doc: Document) -> Finding | None:
     ``unstructuredJSONScheme.decode``; kubectl v1.32: ``error: unable to decode "notes.yaml": json: cannot
     unmarshal string into Go value of type unstructured.detector``, ``... cannot unmarshal array ...``) and
     applies nothing in it. None for an empty document (``---`` alone, comments only, ``null``: kubectl skips it),
-    for a mapping, for a list of other things (an Ansible playbook, a list a tool reads), and for a file a tool
+    for a mapping, for a list of mappings that are not objects (an Ansible playbook, a list of hooks a tool reads;
+    a list of strings, numbers or lists, which no such tool reads either, is one kubectl refuses), and for a file a tool
     other than kubectl reads (:data:`_TOOL_FILES`; Helm values named ``values*.yaml``). Located at the document's
     first line."""
     data = doc.data
@@ -2281,10 +2358,15 @@ def _not_an_object(doc: Document) -> Finding | None:
     if os.path.basename(doc.path) in _TOOL_FILES or _values_file_name(doc.path):
         return None
     if isinstance(data, list):
-        if not any(isinstance(x, dict) and ("apiVersion" in x or "kind" in x) for x in data):
-            return None
-        what, go = "a list of objects", "array"
-        fix = "write each object as its own document, separated by ---, or wrap them in kind: List, items: [...]"
+        if any(isinstance(x, dict) and ("apiVersion" in x or "kind" in x) for x in data):
+            what, go = "a list of objects", "array"
+            fix = "write each object as its own document, separated by ---, or wrap them in kind: List, items: [...]"
+        elif any(isinstance(x, dict) for x in data):
+            return None  # a list of mappings a tool reads (an Ansible playbook, .pre-commit-hooks.yaml)
+        else:
+            # strings, numbers, lists: no tool's mapping, no object (a word list, a JSON array of values)
+            what, go = "a list, not an object", "array"
+            fix = "make the document a Kubernetes object (apiVersion, kind, metadata), or leave this file out"
     else:
         kind = "string" if isinstance(data, str) else "bool" if isinstance(data, bool) else "number"
         what, go = f"a {kind}, not an object", kind

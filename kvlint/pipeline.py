@@ -30,7 +30,7 @@ from kvlint.engines.command import mounted_script_budget, request_proxy_note
 from kvlint.engines.others import other_engine_note
 from kvlint.engines.shell import MAX_ARG_STRLEN, REVIEW_COMMAND_CHARS, ReviewTooLarge, review_budget
 from kvlint.fastinit import replaced
-from kvlint.findcap import cap_per_rule
+from kvlint.findcap import FileCap, cap_per_rule
 from kvlint.options import Options
 from kvlint.source import LDict, Loc, loc_of
 from kvlint.statement import clip_words
@@ -108,6 +108,7 @@ def run_documents(loaded: LoadResult, options: Options | None = None) -> CheckRe
     ``options.exemptions_allowed`` is False), so every report format and the admission webhook see the
     same diagnostics. The result's ``suppressed`` counts what annotations removed.
     """
+    from kvlint.kustomize_patch import listed_patch_files
     from kvlint.rules.runner import finding_to_diagnostic
 
     options = options or Options()
@@ -117,11 +118,18 @@ def run_documents(loaded: LoadResult, options: Options | None = None) -> CheckRe
         exemptions_allowed=options.exemptions_allowed,
         engine_named=loaded.engine_named,
     )
-    diags = configure([finding_to_diagnostic(f) for f in loaded.findings], options)
-    cms = _workloads.configmaps(loaded.documents, loaded.unparsed_configmaps)
-    part = analyse_documents(
-        loaded.documents, options, cms=cms, comment_suppressed=comment_suppresses(loaded, options)
-    )
+    comment_suppressed = comment_suppresses(loaded, options)
+    # the loader's findings of a rule in a file past the first MAX_PER_RULE as one (kvlint.findcap.FileCap)
+    file_cap = FileCap(comment_suppressed)
+    diags = file_cap.take(configure([finding_to_diagnostic(f) for f in loaded.findings], options))
+    diags.extend(file_cap.rest())
+    documents = loaded.documents
+    patches = listed_patch_files(loaded.findings)
+    if patches:
+        # a kustomization's patch file (its KV002): part of what that kustomization builds, not objects of its own
+        documents = [d for d in documents if d.path not in patches]
+    cms = _workloads.configmaps(documents, loaded.unparsed_configmaps)
+    part = analyse_documents(documents, options, cms=cms, comment_suppressed=comment_suppressed)
     result.workloads = part.workloads
     result.containers.extend(part.containers)
     diags.extend(part.diagnostics)
@@ -269,7 +277,7 @@ def _analyse_workloads(
 def _proxies_only(
     proxies: list[tuple[Workload, Finding]], others: set[str], out: DocumentsAnalysis, options: Options
 ) -> None:
-    """The request-proxy note (:func:`kvlint.engines.command.request_proxy_note`, KV503 info) of each workload in
+    """The request-proxy note (:func:`kvlint.engines.command.request_proxy_note`, KV506 info) of each workload in
     ``proxies`` (whose pod runs no serving container while one of its containers is a request proxy, router,
     frontend or planner that requests no GPU), once per file, when nothing else in its file serves a model: no
     serving container (a Dynamo deployment's frontend beside its workers, a router Deployment beside the

@@ -72,7 +72,7 @@ from typing import Any, BinaryIO, TextIO
 from kvlint import filecache
 from kvlint.chart_values import reader_of
 from kvlint.gpu_resources import MIG_RESOURCE_PREFIX, WHOLE_GPUS, amd_partition_of
-from kvlint.kustomize_patch import strategic_merge_patch_finding
+from kvlint.kustomize_patch import kustomizations_built, strategic_merge_patch_finding
 from kvlint.load import (
     DEFAULT_MAX_FILE_BYTES,
     KUSTOMIZATION_FILES,
@@ -241,6 +241,7 @@ def _render_inputs(
 ) -> Iterator[LoadResult]:
     """Body of :func:`render_inputs`."""
     charts, kustomizations, notes = inputs.render_plan()
+    kustomizations_built(kustomizations)  # a patch they list, named too, is linted through them
     if notes:
         yield LoadResult(findings=notes)
     # what the renders of walks have spent: in this call, or in the run this call is part of (:func:`shared_walk_budget`)

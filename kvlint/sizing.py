@@ -700,8 +700,10 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
             other = mark is Mark.OTHER_ENGINE
             out.append((d, "engine kvlint does not model" if other else "operator settings not read"))
         elif d.rule == "KV002" and not d.object and d.loc is not None and d.loc.file not in seen:
-            if mark is Mark.WALK_NOTE:
-                continue  # a note on what a walk rendered (or could not): the files it names count themselves
+            if mark in (Mark.WALK_NOTE, Mark.KUSTOMIZE_PATCH_BUILT):
+                # a note on what a walk rendered (or could not): the files it names count themselves; a patch of a
+                # kustomization the run built is read through that build
+                continue
             if mark is Mark.KUSTOMIZE_PATCH:
                 if _names_engine(d.loc.file, cache):
                     seen.add(d.loc.file)

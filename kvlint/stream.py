@@ -88,6 +88,7 @@ from kvlint.types import (
 
 if TYPE_CHECKING:
     from kvlint.diagstore import DiagnosticStore
+    from kvlint.findcap import FileCap
 
 __all__ = [
     "BATCH_BYTES",
@@ -924,6 +925,7 @@ def _unit_functions() -> tuple[Callable[..., Any], ...]:
     """The functions :func:`_analyse_unit` calls from modules that import this one (imported in the function,
     not at the top), imported on the first unit of a process: four ``from ... import`` statements cost ~15-30
     us, paid for each of the ~1,400 units of a corpus-x12 pass when they were in the unit's function."""
+    from kvlint.kustomize_patch import listed_patch_files
     from kvlint.pipeline import analyse_documents, configure
     from kvlint.render import _map_loaded_sources, internal_error_finding, unrendered_or_error
     from kvlint.rules.runner import finding_to_diagnostic
@@ -940,6 +942,7 @@ def _unit_functions() -> tuple[Callable[..., Any], ...]:
         engine_named_in,
         internal_error_finding,
         comment_suppresses,
+        listed_patch_files,
     )
 
 
@@ -1018,6 +1021,7 @@ def _analyse_unit_unguarded(unit: _Unit) -> _UnitResult:
         engine_named_in,
         _,
         comment_suppresses,
+        listed_patch_files,
     ) = _unit_functions()
     options: Options = _RUN["options"]
     ctx: _Context = _RUN["context"]
@@ -1067,6 +1071,10 @@ def _analyse_unit_unguarded(unit: _Unit) -> _UnitResult:
         if unrendered is not None:
             seen_values.add(doc.path)
             out.values_docs.append(unrendered)
+    patches = listed_patch_files(out.values_docs)
+    if patches:
+        # a kustomization's patch file: part of what that kustomization builds, not objects of its own
+        loaded.documents = [d for d in loaded.documents if d.path not in patches]
     if data is not None:
         assert unit.path is not None
         if (unit.path in out.kv002_files or out.values_docs) and unit.path not in out.engine_named:
@@ -1606,9 +1614,10 @@ def _run_units(
     """The units of ``plan`` analysed (in ``jobs`` processes) and their results put together (see
     :func:`stream_check`)."""
     from kvlint.diagstore import DiagnosticStore, finish
+    from kvlint.findcap import FileCap
     from kvlint.pipeline import configure
     from kvlint.rules.runner import finding_to_diagnostic
-    from kvlint.suppress import apply_comment_suppressions, may_have_comments
+    from kvlint.suppress import apply_comment_suppressions, comment_suppresses, may_have_comments
 
     ctx = plan.context
     _RUN.update(
@@ -1620,10 +1629,13 @@ def _run_units(
     )
     result = CheckResult(exemptions_allowed=options.exemptions_allowed)
     load_diags = DiagnosticStore()
+    loaded = LoadResult()
+    # the loader's findings of a rule in a file past the first MAX_PER_RULE counted, not kept: a file's batches are
+    # units of their own, so the bound is kept across them (kvlint.findcap.FileCap)
+    file_cap = FileCap(comment_suppresses(loaded, options))
     diags = DiagnosticStore()
     values: list[Finding] = []
     kv002: set[str] = set()
-    loaded = LoadResult()
     sizing: Counter[str] = Counter()
     serving = 0
     units = plan.units
@@ -1647,7 +1659,7 @@ def _run_units(
             # inherited; only a range of indices goes to them and compact results come back, in input
             # order (see _tasks), one merged result a range (_analyse_range)
             for part in _collect(pool, tasks):
-                _take(part, result, load_diags, diags, values, kv002, loaded)
+                _take(part, result, load_diags, diags, values, kv002, loaded, file_cap)
                 if part.texts:
                     for d, text in zip(part.diags, part.texts, strict=True):
                         if text is not None:
@@ -1661,11 +1673,12 @@ def _run_units(
     else:
         for i in range(len(units)):
             part = _analyse_index(i)
-            _take(part, result, load_diags, diags, values, kv002, loaded)
+            _take(part, result, load_diags, diags, values, kv002, loaded, file_cap)
             if part.sizing:
                 sizing.update(part.sizing)
             serving += part.containers
             result.serving_paths |= part.serving_paths
+    load_diags.extend(file_cap.rest())
     # the load findings of load_inputs: files, then the Helm values files, then unreachable paths
     flagged = set(kv002)
     for unrendered in values:
@@ -1701,6 +1714,7 @@ def _take(
     values: list[Finding],
     kv002: set[str],
     loaded: LoadResult,
+    file_cap: FileCap,
 ) -> None:
     LAST_PIDS.add(part.pid)
     result.files += part.files
@@ -1708,12 +1722,13 @@ def _take(
     result.workloads += part.workloads
     result.containers.extend(part.records)
     result.suppressed_diagnostics.extend(part.suppressed)
-    load_diags.extend(part.load_diags)
+    loaded.source_texts.update(part.source_texts)
+    loaded.read_paths |= part.read_paths
+    # (after the unit's texts are known: the cap does not count what their comments suppress)
+    load_diags.extend(file_cap.take(part.load_diags))
     diags.extend(part.diags)
     values.extend(part.values_docs)
     kv002 |= part.kv002_files
-    loaded.source_texts.update(part.source_texts)
-    loaded.read_paths |= part.read_paths
     if part.engine_named:
         result.engine_named.update(part.engine_named)
 

@@ -92,6 +92,9 @@ class Mark(enum.Enum):
     SERVING_VALUES = "serving-values"
     #: KV002: a kustomize strategic-merge patch linted alone (:func:`kvlint.kustomize_patch.strategic_merge_patch_finding`)
     KUSTOMIZE_PATCH = "kustomize-patch"
+    #: KV002 info: a file a kustomization built in the same run lists as a patch, linted through that build
+    #: (:func:`kvlint.kustomize_patch.strategic_merge_patch_finding`; not counted as not read)
+    KUSTOMIZE_PATCH_BUILT = "kustomize-patch-built"
     #: KV002: a kustomization file linted as a plain file (:func:`kvlint.render.kustomization_file_finding`)
     KUSTOMIZATION = "kustomization"
     #: KV002: a chart whose ``helm template`` output holds no object (:func:`kvlint.render.empty_render_finding`)

@@ -141,8 +141,11 @@ def test_multi_documents_index_and_loc():
     assert [(d.index, d.kind) for d in r.documents] == [(0, "Service"), (1, "Deployment"), (2, ""), (3, "")]
     assert r.documents[1].loc == Loc("m.yaml", 5, 1)
     assert r.documents[2].data == ["a", "b"] and r.documents[3].data == "hello"
-    # a list of scalars is not judged; the string document is one kubectl refuses ("cannot unmarshal string")
-    assert [(f.rule, f.loc) for f in r.findings] == [("KV001", Loc("m.yaml", 10, 1))]
+    # the list of scalars and the string document are ones kubectl refuses ("cannot unmarshal array", "... string")
+    assert [(f.rule, f.loc) for f in r.findings] == [
+        ("KV001", Loc("m.yaml", 7, 1)),
+        ("KV001", Loc("m.yaml", 10, 1)),
+    ]
 
 
 def test_list_kinds_are_flattened():

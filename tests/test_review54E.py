@@ -61,7 +61,7 @@ def test_the_proxy_note_on_a_dynamo_frontend_or_planner_reads_as_one_sentence(tm
             '        command: ["/bin/sh", "-c"]\n'
             f'        args: ["python3 -m {module} --port 8000"]\n'
         )
-        (note,) = [d for d in run_check([str(f)], Options(allow_hub=False)).diagnostics if d.rule == "KV503"]
+        (note,) = [d for d in run_check([str(f)], Options(allow_hub=False)).diagnostics if d.rule == "KV506"]
         assert f"container fe runs {what}" in note.message, note.message
         assert ",," not in note.message and ", ," not in note.message, note.message
         assert "which loads no model and requests no GPU" in note.message

@@ -1,4 +1,5 @@
-"""A document that is a scalar, or a list of objects, is a KV001: kubectl refuses anything but a mapping."""
+"""A document that is a scalar, a list of objects or a list of values is a KV001: kubectl refuses anything but a
+mapping."""
 
 from __future__ import annotations
 

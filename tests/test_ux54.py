@@ -53,7 +53,7 @@ VLLM_PD = COLLECTED / "zhaotyer__lws_usage__vllm_pd.yaml"
 
 
 def _proxy_notes(res):  # type: ignore[no-untyped-def]
-    return [d for d in res.diagnostics if d.rule == "KV503" and "is sized: " in d.message]
+    return [d for d in res.diagnostics if d.rule == "KV506" and "is sized: " in d.message]
 
 
 def test_a_file_whose_only_serving_container_is_a_request_proxy_says_what_it_saw(tmp_path: Path) -> None:

@@ -1296,7 +1296,8 @@ _NO_MODEL_WHAT = {
 
 
 def request_proxy_note(container: Mapping, kind: str) -> Finding | None:
-    """A KV503 info for a container :func:`parse_container` set aside (returned None for) as a component that
+    """The KV506 info (rules/KV506.yaml, its own rule: it was a KV503 "engine-command-unparsed" of a command that
+    is no engine's) for a container :func:`parse_container` set aside (returned None for) as a component that
     loads no model and that requests no GPU: one of vLLM's disaggregated-prefill request proxies run as a script
     (:data:`_NO_MODEL_SCRIPTS`), a serving stack's router, frontend or planner module (:data:`_NO_MODEL_MODULES`),
     or an image named as an engine's proxy (:func:`kvlint.engines.images.proxy_image_engine`,
@@ -1333,7 +1334,7 @@ def request_proxy_note(container: Mapping, kind: str) -> Finding | None:
         name = container.get("name")
         who = f"container {name}" if isinstance(name, str) and name else "its container"
         return Finding(
-            "KV503",
+            "KV506",
             f"nothing in this {kind} is sized: {who} runs {what}, which loads no model and requests no GPU, and no "
             "other container of the object runs vLLM, SGLang or TGI",
             at or getattr(container, "loc", None),
