@@ -850,6 +850,11 @@ class Placement:
             (Volcengine VKE's ``gpu-name`` read with GFD's spelling of the NVML name); None when a documented label,
             the annotation or ``--accelerator`` named it. A capacity error on such a placement whose
             :attr:`candidates` disagree (one fits) is a warning (``kvlint.pipeline._with_candidates``).
+        mps_replicas: the MPS replicas per GPU (``nvidia.com/gpu.replicas`` or GKE's
+            ``gke-max-shared-clients-per-gpu`` beside an ``mps`` sharing strategy) whose memory cap
+            :attr:`memory_bytes_override` holds: NVIDIA's device plugin limits each client to 1/N of the GPU's NVML
+            total (:func:`kvlint.accelerators.placement._mps_cap`); None when no cap applies (time-slicing, MPS
+            without a replica count, ``--gpu-memory``).
     """
 
     accelerator: Accelerator | None
@@ -874,6 +879,7 @@ class Placement:
     amd_partition_label: str | None = None
     device_share: str | None = None
     assumed: str | None = None
+    mps_replicas: int | None = None
 
     @property
     def device_name(self) -> str | None:

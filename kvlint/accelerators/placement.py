@@ -2109,6 +2109,14 @@ def _finish(
     if resource == NVIDIA_GPU_SHARED:
         notes.append("resource nvidia.com/gpu.shared: time-sliced/MPS replica")
     override_bytes = mig_bytes
+    mps_replicas: int | None = None
+    if strategy == "mps" and sharers and acc is not None and acc.vendor == "nvidia" and not gpu_memory_bytes:
+        capped, mps_note = _mps_cap(acc, sharers, mig_bytes, label_share=bool(decision.share))
+        if capped is not None:
+            override_bytes, mps_replicas = capped, sharers
+            if not mig_profile:
+                device_share = f"1/{sharers} MPS share"
+        notes.append(mps_note)
     if gslice is not None and not mig_bytes:
         # the slice itself applies in Placement.memory_bytes (on this accelerator, or any it is replaced by)
         note = _slice_note(gslice, acc)
@@ -2146,6 +2154,50 @@ def _finish(
         amd_partition_label=part_label if part_mode and (acc is None or acc.vendor == "amd") else None,
         device_share=device_share if override_bytes and not gpu_memory_bytes and not mig_profile else None,
         assumed=decision.assumed if acc is not None else None,
+        mps_replicas=mps_replicas,
+    )
+
+
+#: Where the MPS memory cap comes from: NVIDIA's device plugin starts one MPS control daemon per shared resource and
+#: gives each device ``set_default_device_pinned_mem_limit <index> <total / replicas>M``, the device's NVML total in
+#: bytes divided by the replicas advertised for it, then by 2^20, rounded down (``perDevicePinnedDeviceMemoryLimits``;
+#: also ``set_default_active_thread_percentage 100 / replicas``), and every MPS client of that daemon inherits it as its
+#: ``CUDA_MPS_PINNED_DEVICE_MEM_LIMIT``; GKE's MPS does the same with ``max-shared-clients-per-gpu`` (GKE docs, "Share
+#: GPUs with multiple workloads using NVIDIA MPS": each container's share of the GPU's memory and compute)
+MPS_LIMIT_SRC = (
+    "github:NVIDIA/k8s-device-plugin/cmd/mps-control-daemon/mps/daemon.go@05d317d5f6fe253deffe3386395daae1ab6a3e9f "
+    "Daemon.perDevicePinnedDeviceMemoryLimits; https://cloud.google.com/kubernetes-engine/docs/how-to/nvidia-mps-gpus"
+)
+
+
+def _mps_cap(
+    acc: Accelerator, replicas: int, part_bytes: int | None, *, label_share: bool = False
+) -> tuple[int | None, str]:
+    """(device memory in bytes one MPS replica of ``acc`` may use, a note), or (None, why not) when the replicas do not
+    split it (fewer than 2). ``part_bytes`` is the memory the device is already sized on (a MIG slice, NVML's
+    ``memorySizeMB``, or, with ``label_share``, a vGPU or GFD-label device sized as its NVML figure less the driver's
+    reserve), else the board's catalogue figure.
+
+    NVIDIA's device plugin under ``sharing.mps`` caps each client at ``floor(NVML total bytes / replicas / 2^20)``
+    MiB of every device (:data:`MPS_LIMIT_SRC`); time-slicing caps nothing. **[assumed]** The engine's device total is
+    that cap (as HAMi-core's slice, :mod:`kvlint.accelerators.sharing`): the NVIDIA MPS documentation does not say
+    whether ``cudaMemGetInfo`` reports the cap or the card, and an engine that budgets a fraction of the card past the
+    cap fails to allocate it either way, so the cap is what it can use."""
+    if replicas < 2:
+        return None, ""
+    if part_bytes:
+        nvml_mib = part_bytes // cat.MIB + (cat.driver_reserve_mib() if label_share else 0)
+        cuda_bytes = part_bytes
+    else:
+        nvml_mib = cat.nvml_total_mib(acc)
+        cuda_bytes = acc.memory_bytes
+    limit_mib = nvml_mib // replicas
+    capped = min(limit_mib * cat.MIB, cuda_bytes)
+    return capped, (
+        f"MPS with {replicas} replicas per GPU: the device plugin's MPS daemon caps each client's device memory at "
+        f"{nvml_mib:,} MiB / {replicas} = {limit_mib:,} MiB (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT, "
+        "set_default_device_pinned_mem_limit), so the engine is sized on that share, not the whole GPU; "
+        "time-slicing would cap nothing"
     )
 
 

@@ -1495,9 +1495,13 @@ def gpu_oversubscribed(ctx: RuleContext) -> Iterator[Diagnostic]:
     GPU cannot both start; TGI caps each process at ``cuda_memory_fraction`` (default 1.0, the whole GPU) and
     SGLang sizes its pool from ``mem_fraction_static`` of the memory free when it starts. Each process also holds
     :data:`_PROCESS_RESERVE` outside its fraction, so the fractions must add up to less than the whole device.
+
+    Not under MPS with a replica count (:attr:`~kvlint.types.Placement.mps_replicas`): NVIDIA's device plugin caps
+    each client at 1/N of the GPU (``Daemon.perDevicePinnedDeviceMemoryLimits``), the plan is sized on that cap, and
+    the engines' fractions apply to their own caps, which together do not exceed the GPU.
     """
     p = ctx.placement
-    if p is None or not p.shared:
+    if p is None or not p.shared or p.mps_replicas:
         return
     util, flag = _memory_fraction(ctx)
     if util is None:
