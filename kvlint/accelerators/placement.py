@@ -704,6 +704,43 @@ def _site_cands(labels: Labels, site: Site | None) -> list[_Cand] | None:
     return None
 
 
+#: GPU feature discovery's per-profile labels under ``mig.strategy=mixed``: ``nvidia.com/mig-<profile>.product``
+#: (``NVIDIA-A100-SXM4-40GB-MIG-1g.10gb``), ``.memory``, ``.count`` ... beside the whole board's ``nvidia.com/gpu.*``
+#: (NVIDIA k8s-device-plugin ``internal/lm/resource.go``: the MIG labeler prefixes each label with the resource name
+#: under the mixed strategy); pods select them as ``nodeSelector: {nvidia.com/mig-1g.10gb.product: ...}`` beside a
+#: ``nvidia.com/mig-1g.10gb`` resource (GPU Operator docs, "GPU Operator with MIG", mixed strategy)
+GFD_MIXED_PRODUCT = re.compile(r"nvidia\.com/mig-([0-9a-z.+]{1,40})\.product", re.ASCII)
+
+
+def _mixed_mig_cands(labels: Labels) -> list[_Cand]:
+    """Candidates from GFD's mixed-strategy ``nvidia.com/mig-<profile>.product`` labels (:data:`GFD_MIXED_PRODUCT`)
+    when the labels have no ``nvidia.com/gpu.product``: the board the value names (its ``-MIG-<profile>`` suffix
+    removed, read as a GFD product value), whose MIG slice is the container's own ``nvidia.com/mig-<profile>``
+    resource's (:func:`_finish`), not the label's profile (a node under the mixed strategy offers several). Empty
+    when there is none or none names a board."""
+    out: list[_Cand] = []
+    for key, values in labels.items():
+        m = GFD_MIXED_PRODUCT.fullmatch(key)
+        if m is None:
+            continue
+        for v, loc in values:
+            value = str(v).strip()
+            board = re.sub(r"-MIG-.*$", "", value, flags=re.IGNORECASE)
+            if not board or _fill_in(board):
+                continue
+            c = _candidate(GFD_PRODUCT, board, loc, {k: vs for k, vs in labels.items() if k != GFD_MEMORY})
+            if c is None:
+                continue
+            c.key, c.value = key, value[:80]
+            c.notes.append(
+                f"{key}: GPU feature discovery's mig.strategy=mixed label of the node's MIG {m.group(1)} slices"
+                + (f", on {c.acc.id}" if c.acc is not None else "")
+                + "; the container's slice is its nvidia.com/mig-<profile> resource's"
+            )
+            out.append(c)
+    return out
+
+
 def _decide(labels: Labels, site: Site | None = None) -> list[_Cand] | None:
     """Candidates from the most specific deciding key present in ``labels`` (a site's own label table
     first); None if no key decides."""
@@ -713,6 +750,10 @@ def _decide(labels: Labels, site: Site | None = None) -> list[_Cand] | None:
         return mapped
     for key in LABEL_ORDER:
         values = labels.get(key)
+        if key == GFD_PRODUCT and not values:
+            mixed = _mixed_mig_cands(labels)
+            if mixed:
+                return mixed
         if not values:
             continue
         cands = [c for v, loc in values if (c := _candidate(key, v, loc, labels)) is not None]
