@@ -32,6 +32,7 @@ from kvlint.engines.tgi import tgi_option
 from kvlint.gpu_resources import (
     AMD_GPU,
     ASCEND_NPU_RESOURCES,
+    GAUDI_RESOURCE,
     GPU_RESOURCES,
     MIG_RESOURCE_PREFIX,
     NEURON_CORE_RESOURCE,
@@ -772,6 +773,8 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
     if counted != "gpus":
         return
     need, pods, have = _gpus_counted(ctx, p.gpus)
+    # Intel Gaudi's device plugin counts HPUs, one engine worker each (as GPUs are), named as such
+    unit = "Gaudi HPU" if p.resource == GAUDI_RESOURCE else "GPU"
     where = f"{p.resource}: {p.gpus}" + (f" x {pods} pods" if pods > 1 else "")
     kaito = _kaito_gpus(ctx)
     if kaito is not None:
@@ -809,7 +812,7 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
             lower = (
                 f"set {tgi_option(s, 'num_shard')} to {have}" if ctx.engine == "tgi" else _lower(ctx, have)
             )
-            more: str | None = f"request {per_pod} GPUs per pod ({p.resource})"
+            more: str | None = f"request {count(per_pod, unit)} per pod ({p.resource})"
             if kaito is not None:
                 # a KAITO Workspace has no resource request to raise: KAITO requests its instanceType's GPUs
                 more = kaito[1](per_pod)
@@ -848,16 +851,16 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
                 # remedy) would report those pods without a memory-backed /dev/shm
                 fix += f"; {_SHM_PER_POD}"
         yield ctx.finding(
-            f"{lay.described} needs {need} GPUs but the pod requests {have} ({where}); "
+            f"{lay.described} needs {count(need, unit)} but the pod requests {have} ({where}); "
             + (_LONE_RAY if lone else _TOO_FEW[ctx.engine].format(need=need, have=have)),
             lay.loc or p.gpus_loc or s.command_loc,
             fix=fix,
         )
     elif need < have and not lay.ray:
         yield ctx.finding(
-            f"the pod requests {have} GPUs ({where}) but {lay.described} uses only {need}; {idle(have - need, 'GPU')}",
+            f"the pod requests {count(have, unit)} ({where}) but {lay.described} uses only {need}; {idle(have - need, unit)}",
             p.gpus_loc,
-            fix=((kaito[1](need) if kaito is not None else None) or f"request {count(need, 'GPU')}")
+            fix=((kaito[1](need) if kaito is not None else None) or f"request {count(need, unit)}")
             + (f", or {use_all}" if (use_all := _use_all(ctx, have)) else ""),
             severity="warning",
         )
