@@ -406,6 +406,9 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
                 c.alts = boards[1:]
                 names = ", ".join(a.id for a in boards)
                 c.notes.append(f"{key}={v} may be {names}: chose the smallest, {acc.id} (conservative)")
+                # one NVML name for boards of two memory sizes and no memory label to tell them apart: the board is
+                # kvlint's guess (Placement.assumed), not the label's
+                c.assumed = _board_guess(key, v, boards, f"no {GFD_MEMORY} label tells them apart")
         vgpu = cat.vgpu_type(v[: -len("-SHARED")] if shared else v) if acc is None and not profile else None
         if vgpu is not None:
             c = _vgpu_candidate(c, vgpu, mib, labels)
@@ -505,12 +508,14 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             acc, c.alts = boards[0], boards[1:]
             names = ", ".join(a.id for a in boards)
             c.notes.append(f"{key}={v} may be {names}: chose the smallest, {acc.id} (conservative)")
+            c.assumed = _board_guess(key, v, boards, "the label gives no memory to tell them apart")
         if key == VKE_GPU_NAME:
             # the spelling is an assumption (VKE_GPU_NAME): the user sees it beside the GPU it decided
-            c.assumed = (
+            spelling = (
                 f"{key} read as GFD's spelling of the NVML name: assumed, VKE's value list was not found"
             )
-            c.notes.append(c.assumed)
+            c.notes.append(spelling)
+            c.assumed = spelling  # (its board-less value's smallest board is part of the same reading)
         c.acc = acc
         return c
     if key in (AMD_PRODUCT, AMD_PRODUCT_BETA):
@@ -537,6 +542,8 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             f"AMD model not labelled: {key}={v} is within 2% of {names}"
             + (f"; took the smallest, {accs[0].id}" if len(accs) > 1 else "")
         )
+        if len(accs) > 1:
+            c.assumed = _board_guess(key, v, accs, "only the memory is labelled")
         return c
     if key in (INSTANCE_TYPE, INSTANCE_TYPE_BETA):
         it = cat.instance_type(v)
@@ -619,11 +626,28 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
                 f"GPU model not labelled: {mib} MiB is within {cat.MEMORY_LABEL_TOLERANCE:.0%} of {names}"
                 + (f"; took the smallest, {matches[0].id}" if len(matches) > 1 else "")
             )
+            if len(matches) > 1:
+                c.assumed = _board_guess(key, v, matches, "only the memory is labelled")
         else:
             c.acc = cat.generic_nvidia(None, mib, _cc(labels))
             c.notes.append("GPU model unknown: memory from the GFD label")
         return c
     return None
+
+
+def _board_guess(key: str, value: str, boards: list[Accelerator], why: str) -> str:
+    """The :attr:`_Cand.assumed` text for one label value that stands for one board kvlint cannot tell among
+    ``boards`` (smallest memory first, the first taken): a GFD/NVML product name shared by boards of two memory sizes
+    (``NVIDIA-GeForce-RTX-3080``: 10GB and 12GB), a memory label alone (``nvidia.com/gpu.memory``,
+    ``amd.com/gpu.vram``) matching several boards. The node has one of them; which, the label does not say, so the
+    smallest is kvlint's assumption, said in the findings (``kvlint.pipeline._with_candidates``). Not for a label a
+    scheduler may satisfy with several boards by design (Karpenter's ``instance-gpu-name: a100``, an instance family):
+    the pod may really land on the smallest, which is no assumption."""
+    from kvlint.statement import clip
+
+    return (
+        f"{key}={clip(value, 60)!r} may be {', '.join(a.id for a in boards)} ({why}): {boards[0].id} assumed"
+    )
 
 
 def _vgpu_candidate(c: _Cand, vgpu: cat.VgpuType, mib: int | None, labels: Labels) -> _Cand:
