@@ -1190,7 +1190,8 @@ def _with_candidates(cr: ContainerResult, diags: list[Diagnostic], options: Opti
     """When the scheduling constraints leave several GPU types (``Placement.candidates``), the worst case
     (smallest memory) decides the diagnostics; each capacity finding then names, per candidate, whether
     the workload fits there (re-planned on that GPU). When the GPU was only assumed
-    (:attr:`~kvlint.types.Placement.assumed`: a label whose values no documentation lists, VKE's ``gpu-name``) and
+    (:attr:`~kvlint.types.Placement.assumed`: a label whose values no documentation lists, VKE's ``gpu-name``; a
+    label value of several boards it does not tell apart, GFD's ``NVIDIA-GeForce-RTX-3080`` without a memory label) and
     one of the candidates fits, each capacity error is made a warning that says so and names the boards that fit:
     the failure rests on kvlint's choice of the smallest board, not on a fact of the manifest (as
     :func:`_on_assumed_env` does for an engine option read from the env). A placement read from a documented label
