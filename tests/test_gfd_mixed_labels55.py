@@ -57,3 +57,21 @@ def test_a_mixed_strategy_product_label_names_the_board_and_the_resource_the_sli
     assert p.mig_profile == resource_profile and p.memory_bytes == prof.memory_bytes
     assert cr.plan is not None and cr.plan.total_bytes == prof.memory_bytes
     assert f"nodeSelector nvidia.com/mig-{label_profile}.product={product}" in p.how
+
+
+def test_the_mixed_memory_label_of_the_resources_profile_sizes_the_slice() -> None:
+    """``nvidia.com/mig-<profile>.memory`` is the MIG device's memorySizeMB (``internal/lm/resource.go``), checked as
+    the single strategy's ``nvidia.com/gpu.memory`` is: within 2% of the board's row it is taken; another profile's
+    label says nothing of the container's slice."""
+    board = "nvidia-a100-sxm4-80gb"
+    prof, _ = cat.mig_profile(board, "3g.40gb")
+    assert prof is not None
+    label = prof.memory_bytes // 2**20 - 100  # within 2% of the row: NVML's own figure on this node
+    selector = f"nvidia.com/mig-3g.40gb.product: NVIDIA-A100-SXM4-80GB-MIG-3g.40gb, nvidia.com/mig-3g.40gb.memory: '{label}'"
+    p = _placed(selector, "nvidia.com/mig-3g.40gb").placement
+    assert p is not None and p.memory_bytes == label * 2**20 and p.mig_profile == "3g.40gb"
+    assert f"{label} MiB from nvidia.com/mig-3g.40gb.memory" in p.how
+    other, _ = cat.mig_profile(board, "1g.10gb")
+    assert other is not None
+    q = _placed(selector, "nvidia.com/mig-1g.10gb").placement
+    assert q is not None and q.memory_bytes == other.memory_bytes and q.mig_profile == "1g.10gb"

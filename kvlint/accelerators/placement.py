@@ -166,6 +166,9 @@ class _Cand:
     #: why the GPU this value names is kvlint's assumption, not the label's documented meaning (VKE's
     #: ``gpu-name`` read with GFD's spelling): :attr:`kvlint.types.Placement.assumed`
     assumed: str | None = None
+    #: GFD's mixed-strategy ``nvidia.com/mig-<profile>.memory`` values by profile, the MIG device's memorySizeMB
+    #: (:func:`_mixed_mig_cands`): the slice of the container's MIG resource when its profile is one of them
+    mixed_memory: dict[str, list[tuple[str, Loc | None]]] = field(default_factory=dict)
 
     @property
     def memory(self) -> int:
@@ -197,6 +200,8 @@ class _Decision:
     share: str | None = None
     #: the GPU was read on an assumption (:attr:`_Cand.assumed`, :attr:`kvlint.types.Placement.assumed`)
     assumed: str | None = None
+    #: :attr:`_Cand.mixed_memory` of the candidate decided
+    mixed_memory: dict[str, list[tuple[str, Loc | None]]] = field(default_factory=dict)
 
 
 def _as_int(value: Any) -> int | None:
@@ -734,6 +739,7 @@ def _site_cands(labels: Labels, site: Site | None) -> list[_Cand] | None:
 #: under the mixed strategy); pods select them as ``nodeSelector: {nvidia.com/mig-1g.10gb.product: ...}`` beside a
 #: ``nvidia.com/mig-1g.10gb`` resource (GPU Operator docs, "GPU Operator with MIG", mixed strategy)
 GFD_MIXED_PRODUCT = re.compile(r"nvidia\.com/mig-([0-9a-z.+]{1,40})\.product", re.ASCII)
+GFD_MIXED_MEMORY = re.compile(r"nvidia\.com/mig-([0-9a-z.+]{1,40})\.memory", re.ASCII)
 
 
 def _mixed_mig_cands(labels: Labels) -> list[_Cand]:
@@ -756,6 +762,11 @@ def _mixed_mig_cands(labels: Labels) -> list[_Cand]:
             if c is None:
                 continue
             c.key, c.value = key, value[:80]
+            for other, mem in labels.items():
+                mm = GFD_MIXED_MEMORY.fullmatch(other)
+                profile = cat.mig_profile_name(mm.group(1)) if mm is not None else None
+                if profile is not None and mem:
+                    c.mixed_memory[profile] = mem
             c.notes.append(
                 f"{key}: GPU feature discovery's mig.strategy=mixed label of the node's MIG {m.group(1)} slices"
                 + (f", on {c.acc.id}" if c.acc is not None else "")
@@ -824,6 +835,7 @@ def _combine(cands: list[_Cand], how: str) -> _Decision:
         cands_out,
         mig_profile=best.mig_profile if best.mig_bytes else None,
         mig_unknown=best.mig_unknown,
+        mixed_memory=best.mixed_memory,
         share=best.share if best.label_bytes and not best.mig_bytes else None,
         assumed=best.assumed,
     )
@@ -2125,15 +2137,32 @@ def _finish(
         if profile:
             slices = slices or profile
             prof, note = cat.mig_profile(acc.id if acc else None, profile)
-            if prof is not None:
+            labelled = decision.mixed_memory.get(profile) if acc is not None else None
+            by_label = False
+            if labelled and acc is not None:
+                # GFD's mixed-strategy memory label of this very profile: NVML's figure, checked as the single
+                # strategy's memory label is (_mig_memory: not above the board, the smaller of it and a measured row)
+                got, said = _mig_memory(acc, profile, {GFD_MEMORY: labelled})
+                if got:
+                    mig_bytes, mig_profile, by_label = got, profile, True
+                    notes.append(said.replace(GFD_MEMORY, f"nvidia.com/mig-{profile}.memory"))
+            if by_label:
+                pass  # sized by the label
+            elif prof is not None:
                 mig_bytes = prof.memory_bytes
                 mig_profile = profile
                 notes.append(
                     f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.provenance})"
                 )
-            if note:
+            if note and not by_label:
                 notes.append(note)
-            if prof is None and acc is not None and acc.vendor == "nvidia" and not gpu_memory_bytes:
+            if (
+                prof is None
+                and not by_label
+                and acc is not None
+                and acc.vendor == "nvidia"
+                and not gpu_memory_bytes
+            ):
                 # a MIG slice of a profile no MIG table of the catalogue holds (nvidia.com/mig-1g.11gb on an
                 # H100): the engine sees the slice, not the board, and the slice's memory is unknown (its name's
                 # figure is not it: 1g.12gb is 10.75 GiB on an H100 NVL, under 12 GB). Sized on the whole GPU it
