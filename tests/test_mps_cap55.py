@@ -82,3 +82,33 @@ def test_kv106_leaves_mps_replicas_to_their_caps(tmp_path) -> None:
     )
     kv106 = {d["file"].rsplit("/", 1)[-1] for d in diags if d["rule"] == "KV106"}
     assert kv106 == {"sliced.yaml"}
+
+
+def test_kv410_a_container_asking_more_than_one_mps_replica_is_refused_by_the_device_plugin(tmp_path) -> None:
+    """NVIDIA's device plugin forces failRequestsGreaterThanOne on under MPS (``api/config/v1/config.go`` ``NewConfig``):
+    a container asking 2 replicas fails admission ("maximum request size for shared resources is 1"). Time-slicing
+    leaves it off by default, so 2 time-sliced replicas are allocated (and not reported here)."""
+    gfd = "nvidia.com/gpu.product: NVIDIA-L4"
+    pods = {
+        "mps2": f"{gfd}, nvidia.com/gpu.sharing-strategy: mps, nvidia.com/gpu.replicas: '4'",
+        "sliced2": f"{gfd}, nvidia.com/gpu.sharing-strategy: time-slicing, nvidia.com/gpu.replicas: '4'",
+    }
+    files = []
+    for name, selector in pods.items():
+        f = tmp_path / f"{name}.yaml"
+        f.write_text(
+            _POD.format(name=name, selector=selector).replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 2")
+        )
+        files.append(str(f))
+    r = CliRunner().invoke(
+        main, ["check", "--offline", "--no-config", "--format", "json", "--fail-on", "never", *files]
+    )
+    assert r.exit_code == 0, r.stderr
+    kv410 = [d for d in json.loads(r.stdout)["diagnostics"] if d["rule"] == "KV410"]
+    assert [d["file"].rsplit("/", 1)[-1] for d in kv410] == ["mps2.yaml"]
+    (d,) = kv410
+    assert d["severity"] == "error"
+    assert (
+        "request for 'nvidia.com/gpu: 2' too large: maximum request size for shared resources is 1"
+        in d["message"]
+    )
