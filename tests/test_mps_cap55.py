@@ -112,3 +112,28 @@ def test_kv410_a_container_asking_more_than_one_mps_replica_is_refused_by_the_de
         "request for 'nvidia.com/gpu: 2' too large: maximum request size for shared resources is 1"
         in d["message"]
     )
+
+
+def test_a_node_labelled_mps_by_gfd_caps_the_engine_on_it() -> None:
+    """GFD's labels of an 8 x RTX 4090 node under ``sharing.mps`` with ``replicas: 2`` (the label set GFD writes:
+    k8s-device-plugin README, "Catalog of Labels"; NVML's 24564 MiB for the 4090), read as ``--cluster`` reads a
+    node: each engine is capped at half the NVML total."""
+    from kvlint.accelerators.placement import node_facts, placement_on_node
+
+    labels = {
+        "nvidia.com/gpu.compute.major": "8",
+        "nvidia.com/gpu.compute.minor": "9",
+        "nvidia.com/gpu.count": "8",
+        "nvidia.com/gpu.family": "ampere",
+        "nvidia.com/gpu.memory": "24564",
+        "nvidia.com/gpu.present": "true",
+        "nvidia.com/gpu.product": "NVIDIA-GeForce-RTX-4090",
+        "nvidia.com/gpu.replicas": "2",
+        "nvidia.com/gpu.sharing-strategy": "mps",
+        "nvidia.com/mps.capable": "true",
+    }
+    p = placement_on_node(node_facts(labels), {"resources": {"limits": {"nvidia.com/gpu": 1}}})
+    assert p.accelerator is not None and p.accelerator.id == "nvidia-geforce-rtx-4090"
+    nvml = cat.nvml_total_mib(p.accelerator)
+    assert abs(nvml - 24564) <= 0.02 * 24564  # the catalogue's NVML total is the label's figure
+    assert p.mps_replicas == 2 and p.memory_bytes == (nvml // 2) * 2**20
