@@ -168,7 +168,7 @@ class _Cand:
     assumed: str | None = None
     #: GFD's mixed-strategy ``nvidia.com/mig-<profile>.memory`` values by profile, the MIG device's memorySizeMB
     #: (:func:`_mixed_mig_cands`): the slice of the container's MIG resource when its profile is one of them
-    mixed_memory: dict[str, list[tuple[str, Loc | None]]] = field(default_factory=dict)
+    mixed_memory: tuple[tuple[str, tuple[tuple[str, Loc | None], ...]], ...] = ()
 
     @property
     def memory(self) -> int:
@@ -201,7 +201,7 @@ class _Decision:
     #: the GPU was read on an assumption (:attr:`_Cand.assumed`, :attr:`kvlint.types.Placement.assumed`)
     assumed: str | None = None
     #: :attr:`_Cand.mixed_memory` of the candidate decided
-    mixed_memory: dict[str, list[tuple[str, Loc | None]]] = field(default_factory=dict)
+    mixed_memory: tuple[tuple[str, tuple[tuple[str, Loc | None], ...]], ...] = ()
 
 
 def _as_int(value: Any) -> int | None:
@@ -762,11 +762,14 @@ def _mixed_mig_cands(labels: Labels) -> list[_Cand]:
             if c is None:
                 continue
             c.key, c.value = key, value[:80]
+            mixed: list[tuple[str, tuple[tuple[str, Loc | None], ...]]] = []
             for other, mem in labels.items():
                 mm = GFD_MIXED_MEMORY.fullmatch(other)
                 profile = cat.mig_profile_name(mm.group(1)) if mm is not None else None
                 if profile is not None and mem:
-                    c.mixed_memory[profile] = mem
+                    mixed.append((profile, tuple(mem)))
+            # (a tuple: node facts are interned by value, kvlint.cluster._facts_key)
+            c.mixed_memory = tuple(mixed)
             c.notes.append(
                 f"{key}: GPU feature discovery's mig.strategy=mixed label of the node's MIG {m.group(1)} slices"
                 + (f", on {c.acc.id}" if c.acc is not None else "")
@@ -2137,12 +2140,12 @@ def _finish(
         if profile:
             slices = slices or profile
             prof, note = cat.mig_profile(acc.id if acc else None, profile)
-            labelled = decision.mixed_memory.get(profile) if acc is not None else None
+            labelled = dict(decision.mixed_memory).get(profile) if acc is not None else None
             by_label = False
             if labelled and acc is not None:
                 # GFD's mixed-strategy memory label of this very profile: NVML's figure, checked as the single
                 # strategy's memory label is (_mig_memory: not above the board, the smaller of it and a measured row)
-                got, said = _mig_memory(acc, profile, {GFD_MEMORY: labelled})
+                got, said = _mig_memory(acc, profile, {GFD_MEMORY: list(labelled)})
                 if got:
                     mig_bytes, mig_profile, by_label = got, profile, True
                     notes.append(said.replace(GFD_MEMORY, f"nvidia.com/mig-{profile}.memory"))
