@@ -852,11 +852,12 @@ class Placement:
             memory label; a memory label alone), the smallest taken; None when a documented label named one board,
             or the annotation or ``--accelerator`` named it. A capacity error on such a placement whose
             :attr:`candidates` disagree (one fits) is a warning (``kvlint.pipeline._with_candidates``).
-        mps_replicas: the MPS replicas per GPU (``nvidia.com/gpu.replicas`` or GKE's
-            ``gke-max-shared-clients-per-gpu`` beside an ``mps`` sharing strategy) whose memory cap
-            :attr:`memory_bytes_override` holds: NVIDIA's device plugin limits each client to 1/N of the GPU's NVML
-            total (:func:`kvlint.accelerators.placement._mps_cap`); None when no cap applies (time-slicing, MPS
-            without a replica count, ``--gpu-memory``).
+        mps_limit_bytes: the device memory in bytes one MPS client may allocate on a GPU shared through MPS with a
+            replica count (``nvidia.com/gpu.replicas`` or GKE's ``gke-max-shared-clients-per-gpu`` beside an
+            ``mps`` sharing strategy): NVIDIA's device plugin caps each client at 1/N of the GPU's NVML total
+            (:func:`kvlint.accelerators.placement._mps_cap`), while the engine still reads the whole GPU as its
+            total, so :attr:`memory_bytes` stays the GPU's and KV106 holds the engine's claim to the cap; None when no
+            cap applies (time-slicing, MPS without a replica count, ``--gpu-memory``).
     """
 
     accelerator: Accelerator | None
@@ -881,7 +882,7 @@ class Placement:
     amd_partition_label: str | None = None
     device_share: str | None = None
     assumed: str | None = None
-    mps_replicas: int | None = None
+    mps_limit_bytes: int | None = None
 
     @property
     def device_name(self) -> str | None:

@@ -2,13 +2,13 @@
 ``replicas: N``, starts an MPS control daemon that gives every client ``set_default_device_pinned_mem_limit <index>
 <total / N>M`` (NVIDIA/k8s-device-plugin ``cmd/mps-control-daemon/mps/daemon.go``
 ``Daemon.perDevicePinnedDeviceMemoryLimits``: the NVML total in bytes / replicas / 2^20, rounded down); GKE's MPS
-splits the GPU by ``max-shared-clients-per-gpu`` the same way. Time-slicing caps nothing. Before, an L4 shared by
-4 MPS replicas was sized as the whole 21.95 GiB L4 (and KV106 said two engines would oversubscribe it), where each
-engine may use a quarter of it."""
+is read the same way. Time-slicing caps nothing. The client still reads the whole GPU as its total
+(k8s-device-plugin issue #764), so the engine's fraction of the whole GPU must fit the cap (KV106)."""
 
 from __future__ import annotations
 
 import json
+import math
 
 from click.testing import CliRunner
 
@@ -43,11 +43,13 @@ def _run(tmp_path, pods: dict[str, str]) -> tuple[dict[str, dict], list[dict]]:
     return {w["name"]: w for w in out["workloads"]}, out["diagnostics"]
 
 
-def test_an_mps_replica_is_sized_on_its_share_of_the_gpu_and_time_slicing_on_the_whole(tmp_path) -> None:
+def test_an_mps_replica_is_capped_at_its_share_of_the_gpu_and_time_slicing_is_not(tmp_path) -> None:
+    """The cap is what the client may allocate; the engine still reads the whole GPU as its total, so the plan (the
+    figures the engine prints) stays on the whole L4 and the cap is held against the engine's claim (KV106)."""
     l4 = cat.require("nvidia-l4")
     gfd = "nvidia.com/gpu.product: NVIDIA-L4"
     gke = "cloud.google.com/gke-accelerator: nvidia-l4"
-    got, diags = _run(
+    got, _diags = _run(
         tmp_path,
         {
             "mps4": f"{gfd}, nvidia.com/gpu.sharing-strategy: mps, nvidia.com/gpu.replicas: '4'",
@@ -58,30 +60,45 @@ def test_an_mps_replica_is_sized_on_its_share_of_the_gpu_and_time_slicing_on_the
         },
     )
     nvml = cat.nvml_total_mib(l4)  # the NVML total the plugin divides
-    for name, n in (("mps4", 4), ("gkemps2", 2)):
-        w = got[name]
-        assert w["plan"]["memory"]["total_bytes"] == (nvml // n) * 2**20, name
-        assert w["device_share"] == f"1/{n} MPS share" and w["sharing_strategy"] == "mps"
-        assert f"{nvml:,} MiB / {n} = {nvml // n:,} MiB" in w["accelerator_how"]
-    # time-slicing isolates nothing; MPS without a replica count gives no share to size
-    for name in ("sliced4", "mpsnocount"):
+    for name in ("mps4", "gkemps2", "sliced4", "mpsnocount"):
         assert got[name]["plan"]["memory"]["total_bytes"] == l4.memory_bytes, name
         assert got[name]["device_share"] is None
+    for name, n in (("mps4", 4), ("gkemps2", 2)):
+        assert f"{nvml:,} MiB / {n} = {nvml // n:,} MiB" in got[name]["accelerator_how"], name
+    for name in ("sliced4", "mpsnocount"):
+        assert "MiB / " not in got[name]["accelerator_how"], name
 
 
-def test_kv106_leaves_mps_replicas_to_their_caps(tmp_path) -> None:
-    """Two engines at the default 0.9 on one time-sliced L4 claim more than the GPU (KV106); under MPS each claims
-    0.9 of its own cap, which together stay within the GPU: no KV106."""
+def _cap_fraction(cap_bytes: int, total_bytes: int) -> float:
+    """The largest memory fraction of the whole GPU (two decimals, rounded down) whose claim, with KV106's 0.6 GiB
+    CUDA context and NCCL reserve, fits ``cap_bytes``."""
+    return math.floor(100 * (cap_bytes - 0.6 * 2**30) / total_bytes) / 100
+
+
+def test_kv106_holds_each_mps_engine_to_its_cap_even_alone(tmp_path) -> None:
+    """One pod at vLLM's default 0.9 on an L4 of 4 MPS replicas claims 0.9 x the whole GPU, over the 5,758 MiB cap:
+    vLLM finds only the cap free and stops (request_memory). At 0.2 it fits. Before, the plan and KV106 ignored the
+    cap: one MPS pod alone was judged as two time-sliced engines would be."""
+    l4 = cat.require("nvidia-l4")
     gfd = "nvidia.com/gpu.product: NVIDIA-L4"
-    _got, diags = _run(
-        tmp_path,
-        {
-            "mps": f"{gfd}, nvidia.com/gpu.sharing-strategy: mps, nvidia.com/gpu.replicas: '2'",
-            "sliced": f"{gfd}, nvidia.com/gpu.sharing-strategy: time-slicing, nvidia.com/gpu.replicas: '2'",
-        },
+    mps = f"{gfd}, nvidia.com/gpu.sharing-strategy: mps, nvidia.com/gpu.replicas: '4'"
+    (tmp_path / "low").mkdir()
+    _got, diags = _run(tmp_path, {"mps": mps})
+    (kv106,) = [d for d in diags if d["rule"] == "KV106"]
+    cap = (cat.nvml_total_mib(l4) // 4) * 2**20
+    assert kv106["severity"] == "error" and f"may allocate at most {cap / 2**30:.2f} GiB" in kv106["message"]
+    assert "Free memory on device" in kv106["message"]
+    assert f"--gpu-memory-utilization {_cap_fraction(cap, l4.memory_bytes):.2f} or less" in kv106["fix"]
+    low = tmp_path / "low" / "low.yaml"
+    low.write_text(
+        _POD.format(name="low", selector=mps).replace('"4096"]', '"4096", --gpu-memory-utilization, "0.2"]')
     )
-    kv106 = {d["file"].rsplit("/", 1)[-1] for d in diags if d["rule"] == "KV106"}
-    assert kv106 == {"sliced.yaml"}
+    r = CliRunner().invoke(
+        main, ["check", "--offline", "--no-config", "--format", "json", "--fail-on", "never", str(low)]
+    )
+    assert r.exit_code == 0, r.stderr
+    assert "--gpu-memory-utilization" in low.read_text()
+    assert not [d for d in json.loads(r.stdout)["diagnostics"] if d["rule"] == "KV106"]
 
 
 def test_kv410_a_container_asking_more_than_one_mps_replica_is_refused_by_the_device_plugin(tmp_path) -> None:
@@ -136,4 +153,4 @@ def test_a_node_labelled_mps_by_gfd_caps_the_engine_on_it() -> None:
     assert p.accelerator is not None and p.accelerator.id == "nvidia-geforce-rtx-4090"
     nvml = cat.nvml_total_mib(p.accelerator)
     assert abs(nvml - 24564) <= 0.02 * 24564  # the catalogue's NVML total is the label's figure
-    assert p.mps_replicas == 2 and p.memory_bytes == (nvml // 2) * 2**20
+    assert p.mps_limit_bytes == (nvml // 2) * 2**20 and p.memory_bytes == p.accelerator.memory_bytes

@@ -2206,13 +2206,11 @@ def _finish(
     if resource == NVIDIA_GPU_SHARED:
         notes.append("resource nvidia.com/gpu.shared: time-sliced/MPS replica")
     override_bytes = mig_bytes
-    mps_replicas: int | None = None
+    mps_limit: int | None = None
     if strategy == "mps" and sharers and acc is not None and acc.vendor == "nvidia" and not gpu_memory_bytes:
-        capped, mps_note = _mps_cap(acc, sharers, mig_bytes, label_share=bool(decision.share))
-        if capped is not None:
-            override_bytes, mps_replicas = capped, sharers
-            if not mig_profile:
-                device_share = f"1/{sharers} MPS share"
+        # the cap is on what the client may allocate, not on the device total the engine reads: KV106 holds the
+        # engine's claim to it (the plan stays on the device's total, which the engine prints)
+        mps_limit, mps_note = _mps_cap(acc, sharers, mig_bytes, label_share=bool(decision.share))
         notes.append(mps_note)
     if gslice is not None and not mig_bytes:
         # the slice itself applies in Placement.memory_bytes (on this accelerator, or any it is replaced by)
@@ -2251,7 +2249,7 @@ def _finish(
         amd_partition_label=part_label if part_mode and (acc is None or acc.vendor == "amd") else None,
         device_share=device_share if override_bytes and not gpu_memory_bytes and not mig_profile else None,
         assumed=decision.assumed if acc is not None else None,
-        mps_replicas=mps_replicas,
+        mps_limit_bytes=mps_limit,
     )
 
 
@@ -2259,8 +2257,9 @@ def _finish(
 #: gives each device ``set_default_device_pinned_mem_limit <index> <total / replicas>M``, the device's NVML total in
 #: bytes divided by the replicas advertised for it, then by 2^20, rounded down (``perDevicePinnedDeviceMemoryLimits``;
 #: also ``set_default_active_thread_percentage 100 / replicas``), and every MPS client of that daemon inherits it as its
-#: ``CUDA_MPS_PINNED_DEVICE_MEM_LIMIT``; GKE's MPS does the same with ``max-shared-clients-per-gpu`` (GKE docs, "Share
-#: GPUs with multiple workloads using NVIDIA MPS": each container's share of the GPU's memory and compute)
+#: ``CUDA_MPS_PINNED_DEVICE_MEM_LIMIT``. GKE's MPS (``gke-gpu-sharing-strategy: mps``, ``max-shared-clients-per-gpu``)
+#: is read the same way **[assumed]**: its docs say the clients count sets each container's share of the GPU ("Share
+#: GPUs with multiple workloads using NVIDIA MPS"); its memory default was not found in its device plugin's source
 MPS_LIMIT_SRC = (
     "github:NVIDIA/k8s-device-plugin/cmd/mps-control-daemon/mps/daemon.go@05d317d5f6fe253deffe3386395daae1ab6a3e9f "
     "Daemon.perDevicePinnedDeviceMemoryLimits; https://cloud.google.com/kubernetes-engine/docs/how-to/nvidia-mps-gpus"
@@ -2270,16 +2269,19 @@ MPS_LIMIT_SRC = (
 def _mps_cap(
     acc: Accelerator, replicas: int, part_bytes: int | None, *, label_share: bool = False
 ) -> tuple[int | None, str]:
-    """(device memory in bytes one MPS replica of ``acc`` may use, a note), or (None, why not) when the replicas do not
+    """(bytes of device memory one MPS client of ``acc`` may allocate, a note), or (None, "") when the replicas do not
     split it (fewer than 2). ``part_bytes`` is the memory the device is already sized on (a MIG slice, NVML's
     ``memorySizeMB``, or, with ``label_share``, a vGPU or GFD-label device sized as its NVML figure less the driver's
     reserve), else the board's catalogue figure.
 
     NVIDIA's device plugin under ``sharing.mps`` caps each client at ``floor(NVML total bytes / replicas / 2^20)``
-    MiB of every device (:data:`MPS_LIMIT_SRC`); time-slicing caps nothing. **[assumed]** The engine's device total is
-    that cap (as HAMi-core's slice, :mod:`kvlint.accelerators.sharing`): the NVIDIA MPS documentation does not say
-    whether ``cudaMemGetInfo`` reports the cap or the card, and an engine that budgets a fraction of the card past the
-    cap fails to allocate it either way, so the cap is what it can use."""
+    MiB of every device (:data:`MPS_LIMIT_SRC`); time-slicing caps nothing. The cap limits what the client may
+    allocate; the client still reads the whole device as its total (https://github.com/NVIDIA/k8s-device-plugin/
+    issues/764: under the plugin's ``set_default_device_pinned_mem_limit 0 4606M`` a client's torch device properties
+    give the L40S's whole memory) and ``cudaMemGetInfo`` the cap, less what it holds, as free (a public MPS
+    walkthrough's T4 measured ``CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=1G``: total 14,930 MB, free 1,000 MB)
+    **[assumed]** for every driver. So an engine claiming a fraction of the whole device above the cap fails (KV106),
+    and the plan stays on the device's total, the figure the engine prints."""
     if replicas < 2:
         return None, ""
     if part_bytes:
@@ -2293,8 +2295,8 @@ def _mps_cap(
     return capped, (
         f"MPS with {replicas} replicas per GPU: the device plugin's MPS daemon caps each client's device memory at "
         f"{nvml_mib:,} MiB / {replicas} = {limit_mib:,} MiB (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT, "
-        "set_default_device_pinned_mem_limit), so the engine is sized on that share, not the whole GPU; "
-        "time-slicing would cap nothing"
+        "set_default_device_pinned_mem_limit), while the engine still reads the whole GPU as its total: its memory "
+        "fraction of the GPU must fit that cap (KV106); time-slicing would cap nothing"
     )
 
 
