@@ -75,3 +75,22 @@ def test_the_mixed_memory_label_of_the_resources_profile_sizes_the_slice() -> No
     assert other is not None
     q = _placed(selector, "nvidia.com/mig-1g.10gb").placement
     assert q is not None and q.memory_bytes == other.memory_bytes and q.mig_profile == "1g.10gb"
+
+
+def test_many_mixed_labels_are_read_in_linear_time() -> None:
+    """A hostile pod of 10,000 ``nvidia.com/mig-<profile>.product`` and as many ``.memory`` labels: each product label
+    reads the memory labels once for all (not once each: 10^8 matches), and an overlong product value is not read."""
+    import time
+
+    from kvlint.accelerators.placement import resolve_placement
+
+    selector: dict[str, str] = {}
+    for i in range(10_000):
+        selector[f"nvidia.com/mig-{i}g.{i}gb.product"] = "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"
+        selector[f"nvidia.com/mig-{i}g.{i}gb.memory"] = "4864"
+    selector["nvidia.com/mig-1g.5gb.product"] = "NVIDIA-A100-SXM4-40GB-" + "X" * 100_000
+    container = {"resources": {"limits": {"nvidia.com/mig-1g.5gb": 1}}}
+    start = time.thread_time()
+    p = resolve_placement({"nodeSelector": selector}, container, {})
+    assert time.thread_time() - start < 30  # linear: well under a second on an idle core
+    assert p.accelerator is not None and p.accelerator.id == "nvidia-a100-sxm4-40gb"

@@ -740,6 +740,8 @@ def _site_cands(labels: Labels, site: Site | None) -> list[_Cand] | None:
 #: ``nvidia.com/mig-1g.10gb`` resource (GPU Operator docs, "GPU Operator with MIG", mixed strategy)
 GFD_MIXED_PRODUCT = re.compile(r"nvidia\.com/mig-([0-9a-z.+]{1,40})\.product", re.ASCII)
 GFD_MIXED_MEMORY = re.compile(r"nvidia\.com/mig-([0-9a-z.+]{1,40})\.memory", re.ASCII)
+#: the longest ``nvidia.com/mig-<profile>.product`` value read (``NVIDIA-H100-80GB-HBM3-MIG-1g.10gb+me`` is 36)
+_MIXED_PRODUCT_MAX = 120
 
 
 def _mixed_mig_cands(labels: Labels) -> list[_Cand]:
@@ -748,28 +750,33 @@ def _mixed_mig_cands(labels: Labels) -> list[_Cand]:
     removed, read as a GFD product value), whose MIG slice is the container's own ``nvidia.com/mig-<profile>``
     resource's (:func:`_finish`), not the label's profile (a node under the mixed strategy offers several). Empty
     when there is none or none names a board."""
+    products = [(k, m, vs) for k, vs in labels.items() if (m := GFD_MIXED_PRODUCT.fullmatch(k)) is not None]
+    if not products:
+        return []
+    # the memory labels by profile, read once for every product label (a tuple: node facts are interned by value,
+    # kvlint.cluster._facts_key)
+    mixed_memory = tuple(
+        (profile, tuple(mem))
+        for other, mem in labels.items()
+        if mem
+        and (mm := GFD_MIXED_MEMORY.fullmatch(other)) is not None
+        and (profile := cat.mig_profile_name(mm.group(1))) is not None
+    )
+    board_labels = {k: vs for k, vs in labels.items() if k != GFD_MEMORY}
     out: list[_Cand] = []
-    for key, values in labels.items():
-        m = GFD_MIXED_PRODUCT.fullmatch(key)
-        if m is None:
-            continue
+    for key, m, values in products:
         for v, loc in values:
             value = str(v).strip()
+            if len(value) > _MIXED_PRODUCT_MAX:
+                continue  # no GFD product value is this long
             board = re.sub(r"-MIG-.*$", "", value, flags=re.IGNORECASE)
             if not board or _fill_in(board):
                 continue
-            c = _candidate(GFD_PRODUCT, board, loc, {k: vs for k, vs in labels.items() if k != GFD_MEMORY})
+            c = _candidate(GFD_PRODUCT, board, loc, board_labels)
             if c is None:
                 continue
-            c.key, c.value = key, value[:80]
-            mixed: list[tuple[str, tuple[tuple[str, Loc | None], ...]]] = []
-            for other, mem in labels.items():
-                mm = GFD_MIXED_MEMORY.fullmatch(other)
-                profile = cat.mig_profile_name(mm.group(1)) if mm is not None else None
-                if profile is not None and mem:
-                    mixed.append((profile, tuple(mem)))
-            # (a tuple: node facts are interned by value, kvlint.cluster._facts_key)
-            c.mixed_memory = tuple(mixed)
+            c.key, c.value = key, value
+            c.mixed_memory = mixed_memory
             c.notes.append(
                 f"{key}: GPU feature discovery's mig.strategy=mixed label of the node's MIG {m.group(1)} slices"
                 + (f", on {c.acc.id}" if c.acc is not None else "")
