@@ -77,3 +77,25 @@ def test_a_capacity_error_on_the_assumed_board_that_the_other_board_clears_is_a_
     # the two boards share a name: the verdicts tell them apart
     assert "(nvidia-geforce-rtx-3080-10gb) fails (KV101)" in kv101.message
     assert "(nvidia-geforce-rtx-3080-12gb) fits" in kv101.message
+
+
+@pytest.mark.parametrize(
+    ("selector", "assumed"),
+    [
+        # DigitalOcean's page names the H100, not its board: the catalogue takes the SXM5 ([assumed] in its note)
+        ("doks.digitalocean.com/gpu-model: h100", True),
+        ("node.kubernetes.io/instance-type: gpu-h100x1-80gb", True),
+        ("doks.digitalocean.com/gpu-model: mi300x", False),
+        ("node.kubernetes.io/instance-type: p4d.24xlarge", False),
+    ],
+)
+def test_a_catalogue_board_the_catalogue_itself_assumes_is_said_to_be_assumed(
+    selector: str, assumed: bool
+) -> None:
+    p, _ = _run(selector)
+    assert p.accelerator is not None
+    if assumed:
+        assert p.assumed is not None and f"read as {p.accelerator.id}: assumed" in p.assumed
+        assert p.assumed in p.how  # the findings quote the placement's how
+    else:
+        assert p.assumed is None and ": assumed" not in p.how

@@ -497,6 +497,11 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             # a value DigitalOcean's page does not list: not read, as an unknown CoreWeave class is not
             return None
         c.notes.append(f"DigitalOcean GPU model {v} = {row}")
+        guess = cat.assumption(cat.doks_gpu_model_note(v))
+        if guess and c.acc is not None:
+            # the page names the GPU, not the board: the catalogue's board is its choice, said as such
+            c.assumed = f"{key}={v} read as {c.acc.id}: assumed, {guess}"
+            c.notes.append(c.assumed)
         return c
     if key in NVML_NAME_LABELS:
         # GFD's spelling of the NVML name, without GFD's memory label: a name of several boards takes the smallest
@@ -569,6 +574,11 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
                 else "?x"
             )
             c.notes.append(f"{it.name}: {per} {it.accelerator.id}")
+            guess = cat.assumption(it.note)
+            if guess:
+                # the provider's table names the GPU, not the board: the catalogue's board is its choice
+                c.assumed = f"{key}={it.name} read as {it.accelerator.id}: assumed, {guess}"
+                c.notes.append(c.assumed)
             slice_mib, _per_gpu, how_known = _fractional_gpu_mib(it)
             if slice_mib is not None:
                 reserved, how_reserved = vgpu_guest_reserve_mib()

@@ -617,6 +617,26 @@ def doks_gpu_model(value: str) -> tuple[Accelerator | None, str, bool]:
     return (_cat().accelerators[gid] if gid else None), str(row.get("table") or ""), True
 
 
+def doks_gpu_model_note(value: str) -> str:
+    """The catalogue's note on a ``doks.digitalocean.com/gpu-model`` value (:func:`doks_gpu_model`), "" when none: an
+    **[assumed]** board among them (``h100``: DigitalOcean's page does not say SXM5 or PCIe)."""
+    row = _cat().doks.get(str(value).strip().lower())
+    return str(row.get("note") or "") if row else ""
+
+
+def assumption(note: str) -> str | None:
+    """What a catalogue note marks **[assumed]** (the text after the mark, up to its sentence's end), or None when the
+    note assumes nothing: where the catalogue's board for a label value or instance type is its own choice (an
+    ``h100`` that may be the SXM5 or the PCIe board), which placement says beside the GPU it decides."""
+    mark = "[assumed]"
+    at = note.find(mark)
+    if at < 0:
+        return None
+    said = note[at + len(mark) :].strip()
+    end = said.find(". ")
+    return (said[:end] if end >= 0 else said).rstrip(".").strip() or None
+
+
 def llvm_target(acc_id: str) -> str | None:
     """The LLVM target (``gfx942``) of a catalogued AMD accelerator, as the catalogue records it (the ROCm GPU
     specifications table, ``llvm_target``); None for other accelerators and unknown ids."""
