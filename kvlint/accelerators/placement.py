@@ -507,10 +507,12 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         # GFD's spelling of the NVML name, without GFD's memory label: a name of several boards takes the smallest
         acc, profile, _shared = cat.gfd_product(v)
         boards = cat.gfd_product_candidates(v) if acc is not None and not profile else []
+        board_less = False
         if acc is None and not profile:
             # the NVML name without its board and memory (VKE's ``Tesla-V100``): every board of that name
             boards = cat.gfd_product_family(v)
             acc = boards[0] if boards else None
+            board_less = True
         if profile or acc is None:
             c.notes.append(f"{key}={v} names no GPU in the catalogue (use {ANNOTATION} or --accelerator)")
             return c
@@ -518,7 +520,11 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             acc, c.alts = boards[0], boards[1:]
             names = ", ".join(a.id for a in boards)
             c.notes.append(f"{key}={v} may be {names}: chose the smallest, {acc.id} (conservative)")
-            c.assumed = _board_guess(key, v, boards, "the label gives no memory to tell them apart")
+            if not board_less:
+                # a full NVML name of boards of two memory sizes (the RTX 3080's): the node's board is kvlint's
+                # guess. A board-less value is no value ACK writes (its nodes carry the full name, so such a selector
+                # matches none of them): not a guess among boards, and its errors stand (VKE's is said below)
+                c.assumed = _board_guess(key, v, boards, "the label gives no memory to tell them apart")
         if key == VKE_GPU_NAME:
             # the spelling is an assumption (VKE_GPU_NAME): the user sees it beside the GPU it decided
             spelling = (
@@ -2165,7 +2171,7 @@ def _finish(
                 got, said = _mig_memory(acc, profile, {GFD_MEMORY: list(labelled)})
                 if got:
                     mig_bytes, mig_profile, by_label = got, profile, True
-                    notes.append(said.replace(GFD_MEMORY, f"nvidia.com/mig-{profile}.memory"))
+                    notes.append(said.replace(GFD_MEMORY, f"{MIG_RESOURCE_PREFIX}{profile}.memory"))
             if by_label:
                 pass  # sized by the label
             elif prof is not None:
