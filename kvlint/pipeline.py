@@ -1241,7 +1241,8 @@ def _with_candidates(cr: ContainerResult, diags: list[Diagnostic], options: Opti
     """When the scheduling constraints leave several GPU types (``Placement.candidates``), the worst case
     (smallest memory) decides the diagnostics; each capacity finding then names, per candidate, whether
     the workload fits there (re-planned on that GPU). When the GPU was only assumed
-    (:attr:`~kvlint.types.Placement.assumed`: a label whose values no documentation lists, VKE's ``gpu-name``) and
+    (:attr:`~kvlint.types.Placement.assumed`: a label whose values no documentation lists, VKE's ``gpu-name``; a
+    label value of several boards it does not tell apart, GFD's ``NVIDIA-GeForce-RTX-3080`` without a memory label) and
     one of the candidates fits, each capacity error is made a warning that says so and names the boards that fit:
     the failure rests on kvlint's choice of the smallest board, not on a fact of the manifest (as
     :func:`_on_assumed_env` does for an engine option read from the env). A placement read from a documented label
@@ -1255,14 +1256,17 @@ def _with_candidates(cr: ContainerResult, diags: list[Diagnostic], options: Opti
     replan, check_container = _stage.replan, _runner.check_container
     verdicts: list[str] = []
     fits: list[str] = []
+    names = [a.name for a in p.candidates]
     for acc in p.candidates:
         placement = replace(p, accelerator=acc, candidates=())
         detail = replan(cr, placement)
         sub = replace(cr, placement=placement, plan_detail=detail, plan=detail.plan if detail else None)
         found = sorted({d.rule for d in check_container(sub, options) if d.rule in capacity})
-        verdicts.append(f"{acc.name} {'fails (' + ', '.join(found) + ')' if found else 'fits'}")
+        # boards of one NVML name (the RTX 3080's 10GB and 12GB) are told apart by their catalogue ids
+        name = acc.name if names.count(acc.name) == 1 else f"{acc.name} ({acc.id})"
+        verdicts.append(f"{name} {'fails (' + ', '.join(found) + ')' if found else 'fits'}")
         if not found:
-            fits.append(acc.name)
+            fits.append(name)
     note = "; the scheduling constraints allow several GPU types, checked on each: " + ", ".join(verdicts)
     demote = bool(p.assumed and fits and len(fits) < len(p.candidates))
     assumed = (

@@ -852,10 +852,18 @@ class Placement:
         device_share: the part of the board the engine's device is, in a few words (``CPX partition``, ``1/2 vGPU``),
             when :attr:`memory_bytes_override` holds that part's memory and it is not a MIG slice; None otherwise.
             :attr:`device_name` names the device with it.
-        assumed: why the accelerator is kvlint's reading of a label whose values no documentation lists, in words
-            (Volcengine VKE's ``gpu-name`` read with GFD's spelling of the NVML name); None when a documented label,
-            the annotation or ``--accelerator`` named it. A capacity error on such a placement whose
+        assumed: why the accelerator is kvlint's guess, in words: a label whose values no documentation lists
+            (Volcengine VKE's ``gpu-name`` read with GFD's spelling of the NVML name), or one label value that stands
+            for one board kvlint cannot tell among several (GFD's ``NVIDIA-GeForce-RTX-3080``, 10GB or 12GB, without a
+            memory label; a memory label alone), the smallest taken; None when a documented label named one board,
+            or the annotation or ``--accelerator`` named it. A capacity error on such a placement whose
             :attr:`candidates` disagree (one fits) is a warning (``kvlint.pipeline._with_candidates``).
+        mps_limit_bytes: the device memory in bytes one MPS client may allocate on a GPU shared through MPS with a
+            replica count (``nvidia.com/gpu.replicas`` or GKE's ``gke-max-shared-clients-per-gpu`` beside an
+            ``mps`` sharing strategy): NVIDIA's device plugin caps each client at 1/N of the GPU's NVML total
+            (:func:`kvlint.accelerators.placement._mps_cap`), while the engine still reads the whole GPU as its
+            total, so :attr:`memory_bytes` stays the GPU's and KV106 holds the engine's claim to the cap; None when no
+            cap applies (time-slicing, MPS without a replica count, ``--gpu-memory``).
     """
 
     accelerator: Accelerator | None
@@ -880,6 +888,7 @@ class Placement:
     amd_partition_label: str | None = None
     device_share: str | None = None
     assumed: str | None = None
+    mps_limit_bytes: int | None = None
 
     @property
     def device_name(self) -> str | None:

@@ -166,6 +166,9 @@ class _Cand:
     #: why the GPU this value names is kvlint's assumption, not the label's documented meaning (VKE's
     #: ``gpu-name`` read with GFD's spelling): :attr:`kvlint.types.Placement.assumed`
     assumed: str | None = None
+    #: GFD's mixed-strategy ``nvidia.com/mig-<profile>.memory`` values by profile, the MIG device's memorySizeMB
+    #: (:func:`_mixed_mig_cands`): the slice of the container's MIG resource when its profile is one of them
+    mixed_memory: tuple[tuple[str, tuple[tuple[str, Loc | None], ...]], ...] = ()
 
     @property
     def memory(self) -> int:
@@ -197,6 +200,8 @@ class _Decision:
     share: str | None = None
     #: the GPU was read on an assumption (:attr:`_Cand.assumed`, :attr:`kvlint.types.Placement.assumed`)
     assumed: str | None = None
+    #: :attr:`_Cand.mixed_memory` of the candidate decided
+    mixed_memory: tuple[tuple[str, tuple[tuple[str, Loc | None], ...]], ...] = ()
 
 
 def _as_int(value: Any) -> int | None:
@@ -406,6 +411,9 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
                 c.alts = boards[1:]
                 names = ", ".join(a.id for a in boards)
                 c.notes.append(f"{key}={v} may be {names}: chose the smallest, {acc.id} (conservative)")
+                # one NVML name for boards of two memory sizes and no memory label to tell them apart: the board is
+                # kvlint's guess (Placement.assumed), not the label's
+                c.assumed = _board_guess(key, v, boards, f"no {GFD_MEMORY} label tells them apart")
         vgpu = cat.vgpu_type(v[: -len("-SHARED")] if shared else v) if acc is None and not profile else None
         if vgpu is not None:
             c = _vgpu_candidate(c, vgpu, mib, labels)
@@ -489,15 +497,22 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             # a value DigitalOcean's page does not list: not read, as an unknown CoreWeave class is not
             return None
         c.notes.append(f"DigitalOcean GPU model {v} = {row}")
+        guess = cat.assumption(cat.doks_gpu_model_note(v))
+        if guess and c.acc is not None:
+            # the page names the GPU, not the board: the catalogue's board is its choice, said as such
+            c.assumed = f"{key}={v} read as {c.acc.id}: assumed, {guess}"
+            c.notes.append(c.assumed)
         return c
     if key in NVML_NAME_LABELS:
         # GFD's spelling of the NVML name, without GFD's memory label: a name of several boards takes the smallest
         acc, profile, _shared = cat.gfd_product(v)
         boards = cat.gfd_product_candidates(v) if acc is not None and not profile else []
+        board_less = False
         if acc is None and not profile:
             # the NVML name without its board and memory (VKE's ``Tesla-V100``): every board of that name
             boards = cat.gfd_product_family(v)
             acc = boards[0] if boards else None
+            board_less = True
         if profile or acc is None:
             c.notes.append(f"{key}={v} names no GPU in the catalogue (use {ANNOTATION} or --accelerator)")
             return c
@@ -505,12 +520,18 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             acc, c.alts = boards[0], boards[1:]
             names = ", ".join(a.id for a in boards)
             c.notes.append(f"{key}={v} may be {names}: chose the smallest, {acc.id} (conservative)")
+            if not board_less:
+                # a full NVML name of boards of two memory sizes (the RTX 3080's): the node's board is kvlint's
+                # guess. A board-less value is no value ACK writes (its nodes carry the full name, so such a selector
+                # matches none of them): not a guess among boards, and its errors stand (VKE's is said below)
+                c.assumed = _board_guess(key, v, boards, "the label gives no memory to tell them apart")
         if key == VKE_GPU_NAME:
             # the spelling is an assumption (VKE_GPU_NAME): the user sees it beside the GPU it decided
-            c.assumed = (
+            spelling = (
                 f"{key} read as GFD's spelling of the NVML name: assumed, VKE's value list was not found"
             )
-            c.notes.append(c.assumed)
+            c.notes.append(spelling)
+            c.assumed = spelling  # (its board-less value's smallest board is part of the same reading)
         c.acc = acc
         return c
     if key in (AMD_PRODUCT, AMD_PRODUCT_BETA):
@@ -537,6 +558,8 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             f"AMD model not labelled: {key}={v} is within 2% of {names}"
             + (f"; took the smallest, {accs[0].id}" if len(accs) > 1 else "")
         )
+        if len(accs) > 1:
+            c.assumed = _board_guess(key, v, accs, "only the memory is labelled")
         return c
     if key in (INSTANCE_TYPE, INSTANCE_TYPE_BETA):
         it = cat.instance_type(v)
@@ -557,6 +580,11 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
                 else "?x"
             )
             c.notes.append(f"{it.name}: {per} {it.accelerator.id}")
+            guess = cat.assumption(it.note)
+            if guess:
+                # the provider's table names the GPU, not the board: the catalogue's board is its choice
+                c.assumed = f"{key}={it.name} read as {it.accelerator.id}: assumed, {guess}"
+                c.notes.append(c.assumed)
             slice_mib, _per_gpu, how_known = _fractional_gpu_mib(it)
             if slice_mib is not None:
                 reserved, how_reserved = vgpu_guest_reserve_mib()
@@ -619,11 +647,28 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
                 f"GPU model not labelled: {mib} MiB is within {cat.MEMORY_LABEL_TOLERANCE:.0%} of {names}"
                 + (f"; took the smallest, {matches[0].id}" if len(matches) > 1 else "")
             )
+            if len(matches) > 1:
+                c.assumed = _board_guess(key, v, matches, "only the memory is labelled")
         else:
             c.acc = cat.generic_nvidia(None, mib, _cc(labels))
             c.notes.append("GPU model unknown: memory from the GFD label")
         return c
     return None
+
+
+def _board_guess(key: str, value: str, boards: list[Accelerator], why: str) -> str:
+    """The :attr:`_Cand.assumed` text for one label value that stands for one board kvlint cannot tell among
+    ``boards`` (smallest memory first, the first taken): a GFD/NVML product name shared by boards of two memory sizes
+    (``NVIDIA-GeForce-RTX-3080``: 10GB and 12GB), a memory label alone (``nvidia.com/gpu.memory``,
+    ``amd.com/gpu.vram``) matching several boards. The node has one of them; which, the label does not say, so the
+    smallest is kvlint's assumption, said in the findings (``kvlint.pipeline._with_candidates``). Not for a label a
+    scheduler may satisfy with several boards by design (Karpenter's ``instance-gpu-name: a100``, an instance family):
+    the pod may really land on the smallest, which is no assumption."""
+    from kvlint.statement import clip
+
+    return (
+        f"{key}={clip(value, 60)!r} may be {', '.join(a.id for a in boards)} ({why}): {boards[0].id} assumed"
+    )
 
 
 def _vgpu_candidate(c: _Cand, vgpu: cat.VgpuType, mib: int | None, labels: Labels) -> _Cand:
@@ -704,6 +749,59 @@ def _site_cands(labels: Labels, site: Site | None) -> list[_Cand] | None:
     return None
 
 
+#: GPU feature discovery's per-profile labels under ``mig.strategy=mixed``: ``nvidia.com/mig-<profile>.product``
+#: (``NVIDIA-A100-SXM4-40GB-MIG-1g.10gb``), ``.memory``, ``.count`` ... beside the whole board's ``nvidia.com/gpu.*``
+#: (NVIDIA k8s-device-plugin ``internal/lm/resource.go``: the MIG labeler prefixes each label with the resource name
+#: under the mixed strategy); pods select them as ``nodeSelector: {nvidia.com/mig-1g.10gb.product: ...}`` beside a
+#: ``nvidia.com/mig-1g.10gb`` resource (GPU Operator docs, "GPU Operator with MIG", mixed strategy)
+GFD_MIXED_PRODUCT = re.compile(r"nvidia\.com/mig-([0-9a-z.+]{1,40})\.product", re.ASCII)
+GFD_MIXED_MEMORY = re.compile(r"nvidia\.com/mig-([0-9a-z.+]{1,40})\.memory", re.ASCII)
+#: the longest ``nvidia.com/mig-<profile>.product`` value read (``NVIDIA-H100-80GB-HBM3-MIG-1g.10gb+me`` is 36)
+_MIXED_PRODUCT_MAX = 120
+
+
+def _mixed_mig_cands(labels: Labels) -> list[_Cand]:
+    """Candidates from GFD's mixed-strategy ``nvidia.com/mig-<profile>.product`` labels (:data:`GFD_MIXED_PRODUCT`)
+    when the labels have no ``nvidia.com/gpu.product``: the board the value names (its ``-MIG-<profile>`` suffix
+    removed, read as a GFD product value), whose MIG slice is the container's own ``nvidia.com/mig-<profile>``
+    resource's (:func:`_finish`), not the label's profile (a node under the mixed strategy offers several). Empty
+    when there is none or none names a board."""
+    products = [(k, m, vs) for k, vs in labels.items() if (m := GFD_MIXED_PRODUCT.fullmatch(k)) is not None]
+    if not products:
+        return []
+    # the memory labels by profile, read once for every product label (a tuple: node facts are interned by value,
+    # kvlint.cluster._facts_key)
+    mixed_memory = tuple(
+        (profile, tuple(mem))
+        for other, mem in labels.items()
+        if mem
+        and (mm := GFD_MIXED_MEMORY.fullmatch(other)) is not None
+        and (profile := cat.mig_profile_name(mm.group(1))) is not None
+    )
+    board_labels = {k: vs for k, vs in labels.items() if k != GFD_MEMORY}
+    out: list[_Cand] = []
+    for key, m, values in products:
+        for v, loc in values:
+            value = str(v).strip()
+            if len(value) > _MIXED_PRODUCT_MAX:
+                continue  # no GFD product value is this long
+            board = re.sub(r"-MIG-.*$", "", value, flags=re.IGNORECASE)
+            if not board or _fill_in(board):
+                continue
+            c = _candidate(GFD_PRODUCT, board, loc, board_labels)
+            if c is None:
+                continue
+            c.key, c.value = key, value
+            c.mixed_memory = mixed_memory
+            c.notes.append(
+                f"{key}: GPU feature discovery's mig.strategy=mixed label of the node's MIG {m.group(1)} slices"
+                + (f", on {c.acc.id}" if c.acc is not None else "")
+                + "; the container's slice is its nvidia.com/mig-<profile> resource's"
+            )
+            out.append(c)
+    return out
+
+
 def _decide(labels: Labels, site: Site | None = None) -> list[_Cand] | None:
     """Candidates from the most specific deciding key present in ``labels`` (a site's own label table
     first); None if no key decides."""
@@ -713,6 +811,10 @@ def _decide(labels: Labels, site: Site | None = None) -> list[_Cand] | None:
         return mapped
     for key in LABEL_ORDER:
         values = labels.get(key)
+        if key == GFD_PRODUCT and not values:
+            mixed = _mixed_mig_cands(labels)
+            if mixed:
+                return mixed
         if not values:
             continue
         cands = [c for v, loc in values if (c := _candidate(key, v, loc, labels)) is not None]
@@ -759,6 +861,7 @@ def _combine(cands: list[_Cand], how: str) -> _Decision:
         cands_out,
         mig_profile=best.mig_profile if best.mig_bytes else None,
         mig_unknown=best.mig_unknown,
+        mixed_memory=best.mixed_memory,
         share=best.share if best.label_bytes and not best.mig_bytes else None,
         assumed=best.assumed,
     )
@@ -2060,15 +2163,32 @@ def _finish(
         if profile:
             slices = slices or profile
             prof, note = cat.mig_profile(acc.id if acc else None, profile)
-            if prof is not None:
+            labelled = dict(decision.mixed_memory).get(profile) if acc is not None else None
+            by_label = False
+            if labelled and acc is not None:
+                # GFD's mixed-strategy memory label of this very profile: NVML's figure, checked as the single
+                # strategy's memory label is (_mig_memory: not above the board, the smaller of it and a measured row)
+                got, said = _mig_memory(acc, profile, {GFD_MEMORY: list(labelled)})
+                if got:
+                    mig_bytes, mig_profile, by_label = got, profile, True
+                    notes.append(said.replace(GFD_MEMORY, f"{MIG_RESOURCE_PREFIX}{profile}.memory"))
+            if by_label:
+                pass  # sized by the label
+            elif prof is not None:
                 mig_bytes = prof.memory_bytes
                 mig_profile = profile
                 notes.append(
                     f"MIG {profile}: {prof.memory_bytes // cat.MIB} MiB per slice ({prof.provenance})"
                 )
-            if note:
+            if note and not by_label:
                 notes.append(note)
-            if prof is None and acc is not None and acc.vendor == "nvidia" and not gpu_memory_bytes:
+            if (
+                prof is None
+                and not by_label
+                and acc is not None
+                and acc.vendor == "nvidia"
+                and not gpu_memory_bytes
+            ):
                 # a MIG slice of a profile no MIG table of the catalogue holds (nvidia.com/mig-1g.11gb on an
                 # H100): the engine sees the slice, not the board, and the slice's memory is unknown (its name's
                 # figure is not it: 1g.12gb is 10.75 GiB on an H100 NVL, under 12 GB). Sized on the whole GPU it
@@ -2109,6 +2229,12 @@ def _finish(
     if resource == NVIDIA_GPU_SHARED:
         notes.append("resource nvidia.com/gpu.shared: time-sliced/MPS replica")
     override_bytes = mig_bytes
+    mps_limit: int | None = None
+    if strategy == "mps" and sharers and acc is not None and acc.vendor == "nvidia" and not gpu_memory_bytes:
+        # the cap is on what the client may allocate, not on the device total the engine reads: KV106 holds the
+        # engine's claim to it (the plan stays on the device's total, which the engine prints)
+        mps_limit, mps_note = _mps_cap(acc, sharers, mig_bytes, label_share=bool(decision.share))
+        notes.append(mps_note)
     if gslice is not None and not mig_bytes:
         # the slice itself applies in Placement.memory_bytes (on this accelerator, or any it is replaced by)
         note = _slice_note(gslice, acc)
@@ -2146,6 +2272,54 @@ def _finish(
         amd_partition_label=part_label if part_mode and (acc is None or acc.vendor == "amd") else None,
         device_share=device_share if override_bytes and not gpu_memory_bytes and not mig_profile else None,
         assumed=decision.assumed if acc is not None else None,
+        mps_limit_bytes=mps_limit,
+    )
+
+
+#: Where the MPS memory cap comes from: NVIDIA's device plugin starts one MPS control daemon per shared resource and
+#: gives each device ``set_default_device_pinned_mem_limit <index> <total / replicas>M``, the device's NVML total in
+#: bytes divided by the replicas advertised for it, then by 2^20, rounded down (``perDevicePinnedDeviceMemoryLimits``;
+#: also ``set_default_active_thread_percentage 100 / replicas``), and every MPS client of that daemon inherits it as its
+#: ``CUDA_MPS_PINNED_DEVICE_MEM_LIMIT``. GKE's MPS (``gke-gpu-sharing-strategy: mps``, ``max-shared-clients-per-gpu``)
+#: is read the same way **[assumed]**: its docs say the clients count sets each container's share of the GPU ("Share
+#: GPUs with multiple workloads using NVIDIA MPS"); its memory default was not found in its device plugin's source
+MPS_LIMIT_SRC = (
+    "github:NVIDIA/k8s-device-plugin/cmd/mps-control-daemon/mps/daemon.go@05d317d5f6fe253deffe3386395daae1ab6a3e9f "
+    "Daemon.perDevicePinnedDeviceMemoryLimits; https://cloud.google.com/kubernetes-engine/docs/how-to/nvidia-mps-gpus"
+)
+
+
+def _mps_cap(
+    acc: Accelerator, replicas: int, part_bytes: int | None, *, label_share: bool = False
+) -> tuple[int | None, str]:
+    """(bytes of device memory one MPS client of ``acc`` may allocate, a note), or (None, "") when the replicas do not
+    split it (fewer than 2). ``part_bytes`` is the memory the device is already sized on (a MIG slice, NVML's
+    ``memorySizeMB``, or, with ``label_share``, a vGPU or GFD-label device sized as its NVML figure less the driver's
+    reserve), else the board's catalogue figure.
+
+    NVIDIA's device plugin under ``sharing.mps`` caps each client at ``floor(NVML total bytes / replicas / 2^20)``
+    MiB of every device (:data:`MPS_LIMIT_SRC`); time-slicing caps nothing. The cap limits what the client may
+    allocate; the client still reads the whole device as its total (https://github.com/NVIDIA/k8s-device-plugin/
+    issues/764: under the plugin's ``set_default_device_pinned_mem_limit 0 4606M`` a client's torch device properties
+    give the L40S's whole memory) and ``cudaMemGetInfo`` the cap, less what it holds, as free (a public MPS
+    walkthrough's T4 measured ``CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=1G``: total 14,930 MB, free 1,000 MB)
+    **[assumed]** for every driver. So an engine claiming a fraction of the whole device above the cap fails (KV106),
+    and the plan stays on the device's total, the figure the engine prints."""
+    if replicas < 2:
+        return None, ""
+    if part_bytes:
+        nvml_mib = part_bytes // cat.MIB + (cat.driver_reserve_mib() if label_share else 0)
+        cuda_bytes = part_bytes
+    else:
+        nvml_mib = cat.nvml_total_mib(acc)
+        cuda_bytes = acc.memory_bytes
+    limit_mib = nvml_mib // replicas
+    capped = min(limit_mib * cat.MIB, cuda_bytes)
+    return capped, (
+        f"MPS with {replicas} replicas per GPU: the device plugin's MPS daemon caps each client's device memory at "
+        f"{nvml_mib:,} MiB / {replicas} = {limit_mib:,} MiB (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT, "
+        "set_default_device_pinned_mem_limit), while the engine still reads the whole GPU as its total: its memory "
+        "fraction of the GPU must fit that cap (KV106); time-slicing would cap nothing"
     )
 
 

@@ -455,10 +455,48 @@ def _boards_named(board: str) -> list[Accelerator]:
     ]
 
 
+#: The board a vGPU type's board part names where NVIDIA spells the form factor and memory into it, so the catalogue's
+#: short alias would name another board (``H100`` is the SXM5 80GB board to :func:`lookup`, but ``H100-80C`` is a type
+#: of the H100 PCIe 80GB). NVIDIA Virtual GPU Software User Guide, "Virtual GPU Types for Supported GPUs" (one table a
+#: board: ``A100-40C`` NVIDIA A100 PCIe 40GB, ``A100X-40C`` A100 HGX 40GB, ``A100D-80C`` A100 PCIe 80GB (and the
+#: A100X), ``A100DX-80C`` A100 HGX 80GB, ``A800D-80C`` A800 PCIe 80GB, ``A800DX-80C`` A800 HGX 80GB) and its tables
+#: of types that support peer-to-peer CUDA transfers and the NVSwitch fabric (``H100-80C`` H100 PCIe 80GB,
+#: ``H100XM-80C`` H100 SXM5 80GB, ``H100L-94C`` H100 PCIe 94GB (H100 NVL), ``H100XL-94C`` H100 SXM5 94GB, ``H100XS-64C``
+#: H100 SXM5 64GB, ``H200-141C`` H200 PCIe 141GB (H200 NVL), ``H200X-141C`` H200 SXM5 141GB, ``H800-80C`` H800 PCIe
+#: 80GB, ``H800L-94C`` H800 NVL, ``H800XM-80C`` H800 SXM5 80GB, ``H20-96C`` H20 SXM5 96GB, ``H20X-141C`` H20 SXM5
+#: 141GB, ``V100X-16C`` Tesla V100 SXM2, ``V100DX-32C`` Tesla V100 SXM2 32GB); https://docs.nvidia.com/vgpu/latest/
+#: grid-vgpu-user-guide/index.html#virtual-gpu-types-grid. None: a board the catalogue does not hold (sized on the
+#: type's frame buffer as a GPU kvlint does not name, not on the alias's other board).
+VGPU_BOARDS: dict[str, str | None] = {
+    "A100": "nvidia-a100-pcie-40gb",
+    "A100X": "nvidia-a100-sxm4-40gb",
+    "A100D": "nvidia-a100-pcie-80gb",
+    "A100DX": "nvidia-a100-sxm4-80gb",
+    "A800D": "nvidia-a800-pcie-80gb",
+    "A800DX": "nvidia-a800-sxm4-80gb",
+    "H100": "nvidia-h100-pcie-80gb",
+    "H100XM": "nvidia-h100-sxm5-80gb",
+    "H100L": "nvidia-h100-nvl-94gb",
+    "H100XL": None,
+    "H100XS": None,
+    "H200": "nvidia-h200-nvl-141gb",
+    "H200X": "nvidia-h200-141gb",
+    "H800": None,
+    "H800L": None,
+    "H800XM": None,
+    "H20": "nvidia-h20",
+    "H20X": "nvidia-h20-3e",
+    "V100X": "nvidia-v100-sxm2-16gb",
+    "V100DX": "nvidia-v100-sxm2-32gb",
+}
+
+
 def vgpu_type(value: str) -> VgpuType | None:
     """The vGPU type a GFD ``nvidia.com/gpu.product`` value (``-SHARED`` removed) names in a vGPU guest
-    (:data:`_VGPU_TYPE`: ``GRID-T4-16Q``, ``NVIDIA-A40-48Q``), or None when it is not such a name. The board is
-    looked up as :func:`lookup` reads a short name (``T4``, ``A40``, ``L40S``) and kept only when its stated memory
+    (:data:`_VGPU_TYPE`: ``GRID-T4-16Q``, ``NVIDIA-A40-48Q``), or None when it is not such a name. A board part NVIDIA
+    spells one board with (:data:`VGPU_BOARDS`: ``H100`` the PCIe 80GB, ``H100XM`` the SXM5) is that board when it
+    holds the frame buffer; any other is looked up as :func:`lookup` reads a short name (``T4``, ``A40``, ``L40S``) and
+    kept only when its stated memory
     (:func:`nominal_memory_mib`, else its NVML total) is at least the frame buffer; a frame buffer above every
     catalogue board of that name is flagged (:attr:`VgpuType.exceeds`)."""
     m = _VGPU_TYPE.fullmatch(str(value).strip())
@@ -466,6 +504,12 @@ def vgpu_type(value: str) -> VgpuType | None:
         return None
     board, slices, gb, series = m.groups()
     fb = int(gb) * 1024
+    if board.upper() in VGPU_BOARDS:
+        gid = VGPU_BOARDS[board.upper()]
+        spelt = _cat().accelerators.get(gid) if gid else None
+        if spelt is None or _stated_mib(spelt) >= fb:
+            name = f"{board.upper()}-{slices + '-' if slices else ''}{gb}{series.upper()}"
+            return VgpuType(name, board.upper(), fb, spelt)
     acc = lookup(board)
     exceeds = None
     if acc is not None and acc.vendor == "nvidia" and _stated_mib(acc) < fb:
@@ -571,6 +615,26 @@ def doks_gpu_model(value: str) -> tuple[Accelerator | None, str, bool]:
         return None, "", False
     gid = row.get("id")
     return (_cat().accelerators[gid] if gid else None), str(row.get("table") or ""), True
+
+
+def doks_gpu_model_note(value: str) -> str:
+    """The catalogue's note on a ``doks.digitalocean.com/gpu-model`` value (:func:`doks_gpu_model`), "" when none: an
+    **[assumed]** board among them (``h100``: DigitalOcean's page does not say SXM5 or PCIe)."""
+    row = _cat().doks.get(str(value).strip().lower())
+    return str(row.get("note") or "") if row else ""
+
+
+def assumption(note: str) -> str | None:
+    """What a catalogue note marks **[assumed]** (the text after the mark, up to its sentence's end), or None when the
+    note assumes nothing: where the catalogue's board for a label value or instance type is its own choice (an
+    ``h100`` that may be the SXM5 or the PCIe board), which placement says beside the GPU it decides."""
+    mark = "[assumed]"
+    at = note.find(mark)
+    if at < 0:
+        return None
+    said = note[at + len(mark) :].strip()
+    end = said.find(". ")
+    return (said[:end] if end >= 0 else said).rstrip(".").strip() or None
 
 
 def llvm_target(acc_id: str) -> str | None:

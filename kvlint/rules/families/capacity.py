@@ -1486,6 +1486,44 @@ def _vllm_extensible(ctx: RuleContext) -> bool:
 _PROCESS_RESERVE = int(0.6 * GiB)
 
 
+def _mps_claim(ctx: RuleContext, util: float, flag: str, cap: int, total: int) -> Iterator[Diagnostic]:
+    """KV106 on a GPU shared through MPS: the engine claims ``util`` of the device's ``total`` bytes (the whole GPU, as
+    the engine reads it), plus :data:`_PROCESS_RESERVE`, against the ``cap`` bytes the device plugin's MPS daemon lets
+    each client allocate. vLLM (>= 0.9.2, ``request_memory``) finds only the cap free and stops at start-up; TGI and
+    SGLang size their memory from the fraction of the whole GPU and run out of CUDA memory at the cap."""
+    p = ctx.placement
+    assert p is not None
+    claimed = util * total + _PROCESS_RESERVE
+    if claimed <= cap:
+        return
+    acc = p.accelerator.name if p.accelerator else "the GPU"
+    name = MEMORY_FRACTION[ctx.engine][0]
+    s = ctx.serving
+    loc = s.loc(name) if name in s.flags else (p.gpus_loc or p.loc)
+    outcome = {
+        "vllm": "vLLM reads the whole GPU as its total but finds at most the cap free, and its extensible KV cache "
+        "(>= 0.34.0) sizes itself from that, smaller than planned"
+        if _vllm_extensible(ctx)
+        else "vLLM reads the whole GPU as its total but finds at most the cap free, and stops with 'Free memory on "
+        "device ... is less than desired GPU memory utilization'",
+        "tgi": "TGI sizes its memory from that fraction of the whole GPU and runs out of CUDA memory at the cap while "
+        "loading or at warmup",
+        "sglang": "SGLang sizes its pool from that fraction of the whole GPU and runs out of CUDA memory at the cap",
+    }[ctx.engine]
+    most = math.floor(100 * (cap - _PROCESS_RESERVE) / total) / 100
+    fix = "request a GPU that is not shared through MPS"
+    if most > 0:
+        value = tgi_option(s, name, f"{most:.2f}") if ctx.engine == "tgi" else f"{flag} {most:.2f}"
+        fix = f"set {value} or less (the cap over the whole GPU), or " + fix
+    yield ctx.finding(
+        f"{acc} is shared through MPS ({p.how or p.resource}): each engine may allocate at most {gib(cap)} of it, "
+        f"but {flag.lstrip('-')} {util:.2f} claims {util:.2f} x {gib(total)} + {gib(_PROCESS_RESERVE)} CUDA context "
+        f"and NCCL [heuristic] = {gib(claimed)}; {outcome}",
+        loc,
+        fix=fix,
+    )
+
+
 @check("KV106")
 def gpu_oversubscribed(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV106: engines sharing one GPU (time-slicing/MPS) that together claim more than all of it.
@@ -1495,12 +1533,20 @@ def gpu_oversubscribed(ctx: RuleContext) -> Iterator[Diagnostic]:
     GPU cannot both start; TGI caps each process at ``cuda_memory_fraction`` (default 1.0, the whole GPU) and
     SGLang sizes its pool from ``mem_fraction_static`` of the memory free when it starts. Each process also holds
     :data:`_PROCESS_RESERVE` outside its fraction, so the fractions must add up to less than the whole device.
+
+    Under MPS with a replica count (:attr:`~kvlint.types.Placement.mps_limit_bytes`) each engine is held to its own
+    cap, 1/N of the GPU (NVIDIA k8s-device-plugin ``Daemon.perDevicePinnedDeviceMemoryLimits``), whatever else runs
+    there, while it still reads the whole GPU as its total: its fraction of the whole GPU (plus
+    :data:`_PROCESS_RESERVE`) must fit the cap, one engine alone included (:func:`_mps_claim`).
     """
     p = ctx.placement
     if p is None or not p.shared:
         return
     util, flag = _memory_fraction(ctx)
     if util is None:
+        return
+    if p.mps_limit_bytes and p.memory_bytes:
+        yield from _mps_claim(ctx, util, flag, p.mps_limit_bytes, p.memory_bytes)
         return
     w = ctx.workload
     replicas = w.replicas or 1

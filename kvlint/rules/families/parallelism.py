@@ -32,11 +32,13 @@ from kvlint.engines.tgi import tgi_option
 from kvlint.gpu_resources import (
     AMD_GPU,
     ASCEND_NPU_RESOURCES,
+    GAUDI_RESOURCE,
     GPU_RESOURCES,
     MIG_RESOURCE_PREFIX,
     NEURON_CORE_RESOURCE,
     NEURON_DEVICE_RESOURCES,
     NVIDIA_GPU,
+    NVIDIA_GPU_SHARED,
     TPU_RESOURCE,
     WHOLE_GPUS,
     amd_partition_of,
@@ -772,6 +774,8 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
     if counted != "gpus":
         return
     need, pods, have = _gpus_counted(ctx, p.gpus)
+    # Intel Gaudi's device plugin counts HPUs, one engine worker each (as GPUs are), named as such
+    unit = "Gaudi HPU" if p.resource == GAUDI_RESOURCE else "GPU"
     where = f"{p.resource}: {p.gpus}" + (f" x {pods} pods" if pods > 1 else "")
     kaito = _kaito_gpus(ctx)
     if kaito is not None:
@@ -809,7 +813,7 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
             lower = (
                 f"set {tgi_option(s, 'num_shard')} to {have}" if ctx.engine == "tgi" else _lower(ctx, have)
             )
-            more: str | None = f"request {per_pod} GPUs per pod ({p.resource})"
+            more: str | None = f"request {count(per_pod, unit)} per pod ({p.resource})"
             if kaito is not None:
                 # a KAITO Workspace has no resource request to raise: KAITO requests its instanceType's GPUs
                 more = kaito[1](per_pod)
@@ -848,16 +852,16 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
                 # remedy) would report those pods without a memory-backed /dev/shm
                 fix += f"; {_SHM_PER_POD}"
         yield ctx.finding(
-            f"{lay.described} needs {need} GPUs but the pod requests {have} ({where}); "
+            f"{lay.described} needs {count(need, unit)} but the pod requests {have} ({where}); "
             + (_LONE_RAY if lone else _TOO_FEW[ctx.engine].format(need=need, have=have)),
             lay.loc or p.gpus_loc or s.command_loc,
             fix=fix,
         )
     elif need < have and not lay.ray:
         yield ctx.finding(
-            f"the pod requests {have} GPUs ({where}) but {lay.described} uses only {need}; {idle(have - need, 'GPU')}",
+            f"the pod requests {count(have, unit)} ({where}) but {lay.described} uses only {need}; {idle(have - need, unit)}",
             p.gpus_loc,
-            fix=((kaito[1](need) if kaito is not None else None) or f"request {count(need, 'GPU')}")
+            fix=((kaito[1](need) if kaito is not None else None) or f"request {count(need, unit)}")
             + (f", or {use_all}" if (use_all := _use_all(ctx, have)) else ""),
             severity="warning",
         )
@@ -2538,6 +2542,35 @@ def _resource_loc(c: LDict, resource: str) -> Loc | None:
     return None
 
 
+#: GFD's sharing-strategy node label (:data:`kvlint.accelerators.placement.GFD_SHARING`)
+_GFD_SHARING = "nvidia.com/gpu.sharing-strategy"
+
+
+def _mps_request(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV410 for a container asking more than one ``nvidia.com/gpu`` (or ``nvidia.com/gpu.shared``) on nodes its
+    ``nodeSelector`` selects by GFD's ``nvidia.com/gpu.sharing-strategy: mps`` (:func:`gpu_limit_exceeds_node`'s
+    docstring has the device plugin's source). GKE's MPS labels are not read here."""
+    p = ctx.placement
+    assert p is not None and p.gpus is not None
+    sel = ctx.workload.pod_spec.get("nodeSelector")
+    said = sel.get(_GFD_SHARING) if isinstance(sel, dict) else None
+    if (
+        not isinstance(said, str)
+        or said.strip().lower() != "mps"
+        or p.resource not in (NVIDIA_GPU, NVIDIA_GPU_SHARED)
+    ):
+        return
+    yield ctx.finding(
+        f"{p.resource}: {p.gpus} on GPUs shared through MPS ({_GFD_SHARING}=mps): NVIDIA's device plugin gives a "
+        "container at most one MPS replica (failRequestsGreaterThanOne, on under MPS unless its config turns it "
+        f"off), so the kubelet fails the pod with UnexpectedAdmissionError: \"request for '{p.resource}: {p.gpus}' too "
+        'large: maximum request size for shared resources is 1"; the engine never starts, and the pod is not retried',
+        p.gpus_loc or loc_of(sel, _GFD_SHARING),
+        fix=f"run engines of more than one GPU on nodes without MPS sharing (drop the {_GFD_SHARING} selector); on "
+        f"MPS nodes request 1 {p.resource} and a single GPU worker (tensor x pipeline parallel size 1)",
+    )
+
+
 @check("KV410")
 def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV410: the container's GPU limit (or its pod's request, :func:`_pod_gpu_request`) is more than any node its required
@@ -2546,8 +2579,18 @@ def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
     ``karpenter.k8s.aws/instance-gpu-count``. No node offers more ``nvidia.com/gpu`` than it has GPUs (without
     time-slicing/MPS replicas, which are not checked): the scheduler's NodeResourcesFit filter rejects every node
     ("Insufficient nvidia.com/gpu"; ``kubernetes@v1.34.0:pkg/scheduler/framework/plugins/noderesources/fit.go::
-    fitsRequest``) and the pod stays Pending."""
+    fitsRequest``) and the pod stays Pending.
+
+    On GPUs NVIDIA's device plugin shares through MPS (the ``nvidia.com/gpu.sharing-strategy: mps`` GFD writes, in
+    the ``nodeSelector``), a container gets at most one replica: the plugin forces ``failRequestsGreaterThanOne`` on
+    under MPS unless its config relaxes it (NVIDIA/k8s-device-plugin ``api/config/v1/config.go`` ``NewConfig``,
+    "Preserve the historical MPS behavior"), and its ``Allocate`` refuses a request of more ("request for
+    'nvidia.com/gpu: 2' too large: maximum request size for shared resources is 1", ``internal/plugin/server.go``):
+    the kubelet fails the pod with UnexpectedAdmissionError (:func:`_mps_request`)."""
     p = ctx.placement
+    if p is not None and p.gpus is not None and p.gpus > 1 and p.sharing_strategy == "mps":
+        yield from _mps_request(ctx)
+        return
     if p is None or p.gpus is None or p.shared or p.gpu_slice is not None or p.resource is None:
         return
     partitioned = amd_partition_of(p.resource) is not None
