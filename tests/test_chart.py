@@ -476,6 +476,44 @@ def test_the_gpu_condition_sends_an_engine_started_by_its_command_under_any_imag
     assert checked > 50, checked
 
 
+def test_the_gpu_condition_sends_an_engine_its_image_starts_given_args_only() -> None:
+    """An engine the server reads from the image's ENTRYPOINT, given only ``args`` and no GPU request, is sent:
+    KServe's Hugging Face server (``kserve/huggingfaceserver``, ``-gpu``: ``python -m huggingfaceserver``) and a Dell
+    Enterprise Hub model image told TGI launcher settings in its env. The condition's image words held the engines'
+    names only, so such a Deployment was admitted unreviewed though the server reports on it (KV405 at least); an
+    application image given args is still not sent."""
+    from kvlint.webhook.review import lint_review, parse_review, webhook_options
+
+    (expr,) = [c["expression"] for wh in _by_kind(render())["ValidatingWebhookConfiguration"][0]["webhooks"]
+               if wh["name"].startswith("templates.") for c in wh["matchConditions"]
+               if c["name"] == "gpu-or-serving-engine"]  # fmt: skip
+    sent = cel_pod_filter(expr)
+    deh = (
+        "registry.dell.huggingface.co/enterprise-dell-inference-meta-llama-meta-llama-3.1-8b-instruct:latest"
+    )
+    containers: list[dict[str, Any]] = [
+        {"name": "c", "image": "kserve/huggingfaceserver:v0.15.2", "args": ["--model_name=m", "--model_id=meta-llama/Llama-3.1-8B-Instruct"]},
+        {"name": "c", "image": "docker.io/kserve/huggingfaceserver-gpu:v0.15.2", "args": ["--model_name=m", "--model_id=meta-llama/Llama-3.1-8B-Instruct"]},
+        {"name": "c", "image": deh, "env": [{"name": "NUM_SHARD", "value": "1"}, {"name": "MAX_TOTAL_TOKENS", "value": "8192"}]},
+    ]  # fmt: skip
+    options = webhook_options()
+    for c in containers:
+        obj = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "ns"},
+               "spec": {"template": {"spec": {"containers": [c]}}}}  # fmt: skip
+        body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+            "uid": "u", "operation": "CREATE", "object": obj}})  # fmt: skip
+        reviewed = [
+            d
+            for d in lint_review(parse_review(body), options).diagnostics
+            if d.container and d.severity in ("error", "warning")
+        ]
+        assert reviewed, c["image"]  # the server reports on it
+        assert sent(obj), (c["image"], reviewed[0].message)
+    app = {"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"template": {"spec": {"containers": [
+        {"name": "web", "image": "registry.example.com/shop/frontend:2", "args": ["--port", "80"]}]}}}}  # fmt: skip
+    assert not sent(app)
+
+
 def test_the_gpu_condition_sends_what_it_would_read_at_an_unbounded_cost_unread() -> None:
     """The condition's CEL cost stays bounded (the API server applies failurePolicy to a webhook whose
     matchConditions pass 2,500,000 units, so with ``Ignore`` a costly enough object would be admitted unsent): a
