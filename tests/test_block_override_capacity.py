@@ -111,3 +111,28 @@ def test_plan_and_simulate_say_the_engine_does_not_start() -> None:
         main, ["simulate", "--accelerator", "l4", "--engine-version", "0.11.0", "--requests", "20", *command]
     )
     assert r.exit_code == 0 and "vLLM does not start" in r.output and "KV101" in r.output, r.output
+
+
+def test_the_plan_verdict_of_compare_and_fleet_cells_fails_with_such_an_override() -> None:
+    """The memory plan's own verdict (:func:`kvlint.memory.stage.fit_assessment`, the ``fits`` column of ``kvlint
+    plan --compare`` and ``--sweep`` and the fleet a pod with no named GPU is planned on) said ``fits`` for an
+    override of ten times the GPU, and ``risky`` for 2,000 blocks that hold a max-model-len request (it read
+    the measured KV cache minus the override's bytes as a null block); now the override's blocks decide: 300
+    blocks of 16 tokens hold no 8,192-token request."""
+    from kvlint.memory.stage import fit_assessment
+
+    plan = _plan("nvidia-l4")
+    most = _most_that_fit(plan)
+    for n, verdict in (
+        (most * 10, "fails"),
+        (most + 1, "fails"),
+        (most, "fits"),
+        (2000, "fits"),
+        (300, "fails"),
+    ):
+        _, _, cr = _run("--num-gpu-blocks-override", str(n))
+        assert isinstance(cr.plan_detail, VllmPlanDetail)
+        got, reason = fit_assessment(cr.plan_detail)
+        assert got == verdict, (n, got, reason)
+        if verdict == "fails":
+            assert reason is not None and f"--num-gpu-blocks-override {n:,}" in reason, reason

@@ -26,7 +26,7 @@ from kvlint.memory.versions import (
     has_kv_cache_memory_bytes,
     parse_version,
 )
-from kvlint.memory.vllm import VllmPlanDetail, largest_fitting_max_model_len
+from kvlint.memory.vllm import VllmPlanDetail, largest_fitting_max_model_len, override_over_device
 from kvlint.models.weights import linear_bytes_per_param
 from kvlint.numbers import fraction, times
 from kvlint.rules.context import GiB, RuleContext, gib
@@ -201,21 +201,9 @@ class OverrideOvershoot:
 
 def override_overshoot(ctx: RuleContext) -> OverrideOvershoot | None:
     """The vLLM container's ``--num-gpu-blocks-override`` when its KV cache, with the weights and the other terms
-    at the optimistic end of kvlint's band (:class:`OverrideOvershoot`), exceeds the device's total memory; else
-    None (no override, no plan, or it fits).
-
-    How vLLM applies the override (read in the 0.10.1, 0.11.0, 0.14.0 and 0.19.0 sources): the worker profiles
-    its memory as without it, and the start-up fit check compares one max-model-len request with that *measured*
-    memory (``vllm/v1/core/kv_cache_utils.py::get_kv_cache_configs`` -> ``check_enough_kv_cache_memory``); only
-    then does ``may_override_num_blocks`` replace the block count it derived, and every KV cache tensor is sized
-    ``page_size x num_blocks`` from it (``get_kv_cache_config_from_groups``), with no look at the memory left or at
-    ``gpu_memory_utilization``. ``GPUModelRunner._allocate_kv_cache_tensors`` (``vllm/v1/worker/gpu_model_runner.py``)
-    then allocates them with ``torch.zeros`` on the GPU (V0: ``LLMEngine._initialize_kv_caches`` then
-    ``CacheEngine._allocate_kv_cache``, the same way): past the device that raises ``torch.OutOfMemoryError`` and
-    the engine never starts; a KV cache that allocates but leaves less than the activation peak and the CUDA graphs
-    need runs out of memory at graph capture (after the allocation, ``Worker.compile_or_warm_up_model``) or at the
-    first full batch. The bytes are those of the plan's limiting pipeline stage (``plan.bytes_per_block``, the
-    stage ``plan`` describes)."""
+    at the optimistic end of kvlint's band, exceeds the device's total memory
+    (:func:`kvlint.memory.vllm.override_over_device`, which says how vLLM applies the override); else None (no
+    override, no plan, or it fits)."""
     plan = ctx.plan
     blocks = getattr(ctx.cr.settings, "num_gpu_blocks_override", None)
     if plan is None or ctx.engine != "vllm" or not isinstance(blocks, int) or blocks <= 0:
@@ -225,10 +213,10 @@ def override_overshoot(ctx: RuleContext) -> OverrideOvershoot | None:
 
 def _overshoot(plan: MemoryPlan, blocks: int) -> OverrideOvershoot | None:
     """:func:`override_overshoot` of ``blocks`` on the vLLM ``plan`` (bytes per GPU)."""
-    kv = blocks * plan.bytes_per_block
-    other = max(0, plan.budget_bytes - plan.weights_bytes - plan.kv_cache_bytes_high)
-    if kv + plan.weights_bytes + other <= plan.total_bytes:
+    over = override_over_device(plan, blocks)
+    if over is None:
         return None
+    kv, other = over
     allocates = plan.weights_bytes + plan.non_torch_bytes + kv <= plan.total_bytes
     return OverrideOvershoot(blocks, kv, other, plan.total_bytes, allocates)
 
