@@ -514,6 +514,49 @@ def test_the_gpu_condition_sends_an_engine_its_image_starts_given_args_only() ->
     assert not sent(app)
 
 
+def test_the_gpu_condition_sends_an_engine_named_by_an_env_value_its_command_expands() -> None:
+    """The server reads a command after Kubernetes' ``$(VAR)`` expansion from the container's ``env``, and a ``sh
+    -c`` script with its ``$VAR`` set from it (``kvlint.engines.command``): ``command: ["$(LAUNCHER)", "serve", ...]``
+    with ``LAUNCHER=vllm`` under ``python:3.11`` is a vLLM container it reports on (here KV206, an error). The
+    condition read the command's own words only, so it was admitted unreviewed; now an engine word in an env
+    value sends the pod (an env list longer than ``maxCommandWords`` is sent unread), and an application whose env
+    names none is still not sent."""
+    from kvlint.webhook.review import lint_review, parse_review, webhook_options
+
+    (expr,) = [c["expression"] for wh in _by_kind(render())["ValidatingWebhookConfiguration"][0]["webhooks"]
+               if wh["name"].startswith("templates.") for c in wh["matchConditions"]
+               if c["name"] == "gpu-or-serving-engine"]  # fmt: skip
+    sent = cel_pod_filter(expr)
+    words = int(yaml.safe_load((CHART / "webhook-match.yaml").read_text())["maxCommandWords"])
+
+    def deployment(container: dict[str, Any]) -> dict[str, Any]:
+        return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "ns"},
+                "spec": {"template": {"spec": {"containers": [container]}}}}  # fmt: skip
+
+    options = webhook_options()
+    for launcher, command in (
+        ("vllm", ["$(LAUNCHER)", "serve", "Qwen/Qwen2.5-7B-Instruct", "--max-model-len", "abc"]),
+        ("vllm", ["sh", "-c", "$LAUNCHER serve Qwen/Qwen2.5-7B-Instruct --max-model-len abc"]),
+        (
+            "python3 -m sglang.launch_server",
+            ["sh", "-c", "$LAUNCHER --model-path Qwen/Qwen2.5-7B-Instruct --tp abc"],
+        ),
+    ):
+        obj = deployment({"name": "engine", "image": "python:3.11", "command": command,
+                          "env": [{"name": "HOME", "value": "/tmp"}, {"name": "LAUNCHER", "value": launcher}]})  # fmt: skip
+        body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+            "uid": "u", "operation": "CREATE", "object": obj}})  # fmt: skip
+        errors = [d for d in lint_review(parse_review(body), options).diagnostics if d.severity == "error"]
+        assert errors, command  # the server denies it
+        assert sent(obj), (command, errors[0].message)
+    app = {"name": "web", "image": "python:3.11", "command": ["sh", "-c", "$(APP) --port 80"],
+           "env": [{"name": "APP", "value": "gunicorn app:main"}, {"name": "TOKEN", "valueFrom": {"secretKeyRef": {
+               "name": "s", "key": "k"}}}]}  # fmt: skip
+    assert not sent(deployment(app))
+    many = [{"name": f"V{i}", "value": "x"} for i in range(words + 1)]
+    assert sent(deployment({**app, "env": many}))  # past maxCommandWords: sent unread
+
+
 def test_the_gpu_condition_sends_what_it_would_read_at_an_unbounded_cost_unread() -> None:
     """The condition's CEL cost stays bounded (the API server applies failurePolicy to a webhook whose
     matchConditions pass 2,500,000 units, so with ``Ignore`` a costly enough object would be admitted unsent): a
