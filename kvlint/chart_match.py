@@ -18,7 +18,8 @@ CHART_SHAPES: dict[tuple[str, ...], str] = {
     ("template", "spec"): "podtemplates",
 }
 
-#: The most words of a container's ``command`` or ``args`` the chart's CEL condition reads; a longer list is sent
+#: The most words of a container's ``command`` or ``args``, or entries of its ``env``, the chart's CEL condition
+#: reads; a longer list is sent
 #: without being read. The API server gives all of a webhook's matchConditions 2,500,000 units of CEL cost per
 #: request (k8s.io/apiserver ``pkg/apis/cel/config.go``, ``RuntimeCELCostBudgetMatchConditions``) and applies
 #: ``failurePolicy`` when they run out (``Ignore``: the object is admitted unsent), so no list may be read whole:
@@ -61,10 +62,11 @@ def render_chart_match() -> str:
     order; ``acceleratorResources`` (:func:`accelerator_resource_prefixes`) and ``engineImageWords``
     (:data:`kvlint.engines.images.ENGINE_IMAGE_WORDS`), what the GPU condition of the built-in kinds' webhooks
     looks for in the resource limits and image of a container or a sidecar init container; ``engineCommandWords``
-    (:data:`kvlint.engines.command.ENGINE_COMMAND_WORDS`), what it looks for in their command and args, so that an
+    (:data:`kvlint.engines.command.ENGINE_COMMAND_WORDS`), what it looks for in their command, args and env values
+    (which a ``$(VAR)`` in the command, or a script's ``$VAR``, expands to: kvlint reads the command so), so that an
     engine started by its command under an image of another name (``python:3.11`` running ``vllm serve``) with no
-    GPU request is sent too; ``maxCommandWords``, past which a command or args list is sent unread (the CEL cost
-    of reading it stays bounded)."""
+    GPU request is sent too; ``maxCommandWords``, past which a command, args or env list is sent unread (the CEL
+    cost of reading it stays bounded)."""
     from kvlint.engines.command import ENGINE_COMMAND_WORDS
     from kvlint.engines.images import ENGINE_IMAGE_WORDS
 
@@ -75,7 +77,8 @@ def render_chart_match() -> str:
         "# the objects they control. A built-in kind's pod is sent when a container's, or a sidecar init container's",
         "# (restartPolicy: Always), limits name an accelerator resource (a prefix below, or */gpu), its resources",
         "# claim a Dynamic Resource Allocation device, its image holds an engine's name, or a word of its command",
-        "# or args holds an engine's program or module name (a list longer than maxCommandWords is sent unread).",
+        "# or args, or of an env value it may expand, holds an engine's program or module name (a list longer than",
+        "# maxCommandWords is sent unread).",
         "kinds:",
     ]
     for k in WORKLOAD_KINDS:

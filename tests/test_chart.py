@@ -476,6 +476,87 @@ def test_the_gpu_condition_sends_an_engine_started_by_its_command_under_any_imag
     assert checked > 50, checked
 
 
+def test_the_gpu_condition_sends_an_engine_its_image_starts_given_args_only() -> None:
+    """An engine the server reads from the image's ENTRYPOINT, given only ``args`` and no GPU request, is sent:
+    KServe's Hugging Face server (``kserve/huggingfaceserver``, ``-gpu``: ``python -m huggingfaceserver``) and a Dell
+    Enterprise Hub model image told TGI launcher settings in its env. The condition's image words held the engines'
+    names only, so such a Deployment was admitted unreviewed though the server reports on it (KV405 at least); an
+    application image given args is still not sent."""
+    from kvlint.webhook.review import lint_review, parse_review, webhook_options
+
+    (expr,) = [c["expression"] for wh in _by_kind(render())["ValidatingWebhookConfiguration"][0]["webhooks"]
+               if wh["name"].startswith("templates.") for c in wh["matchConditions"]
+               if c["name"] == "gpu-or-serving-engine"]  # fmt: skip
+    sent = cel_pod_filter(expr)
+    deh = (
+        "registry.dell.huggingface.co/enterprise-dell-inference-meta-llama-meta-llama-3.1-8b-instruct:latest"
+    )
+    containers: list[dict[str, Any]] = [
+        {"name": "c", "image": "kserve/huggingfaceserver:v0.15.2", "args": ["--model_name=m", "--model_id=meta-llama/Llama-3.1-8B-Instruct"]},
+        {"name": "c", "image": "docker.io/kserve/huggingfaceserver-gpu:v0.15.2", "args": ["--model_name=m", "--model_id=meta-llama/Llama-3.1-8B-Instruct"]},
+        {"name": "c", "image": deh, "env": [{"name": "NUM_SHARD", "value": "1"}, {"name": "MAX_TOTAL_TOKENS", "value": "8192"}]},
+    ]  # fmt: skip
+    options = webhook_options()
+    for c in containers:
+        obj = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "ns"},
+               "spec": {"template": {"spec": {"containers": [c]}}}}  # fmt: skip
+        body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+            "uid": "u", "operation": "CREATE", "object": obj}})  # fmt: skip
+        reviewed = [
+            d
+            for d in lint_review(parse_review(body), options).diagnostics
+            if d.container and d.severity in ("error", "warning")
+        ]
+        assert reviewed, c["image"]  # the server reports on it
+        assert sent(obj), (c["image"], reviewed[0].message)
+    app = {"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"template": {"spec": {"containers": [
+        {"name": "web", "image": "registry.example.com/shop/frontend:2", "args": ["--port", "80"]}]}}}}  # fmt: skip
+    assert not sent(app)
+
+
+def test_the_gpu_condition_sends_an_engine_named_by_an_env_value_its_command_expands() -> None:
+    """The server reads a command after Kubernetes' ``$(VAR)`` expansion from the container's ``env``, and a ``sh
+    -c`` script with its ``$VAR`` set from it (``kvlint.engines.command``): ``command: ["$(LAUNCHER)", "serve", ...]``
+    with ``LAUNCHER=vllm`` under ``python:3.11`` is a vLLM container it reports on (here KV206, an error). The
+    condition read the command's own words only, so it was admitted unreviewed; now an engine word in an env
+    value sends the pod (an env list longer than ``maxCommandWords`` is sent unread), and an application whose env
+    names none is still not sent."""
+    from kvlint.webhook.review import lint_review, parse_review, webhook_options
+
+    (expr,) = [c["expression"] for wh in _by_kind(render())["ValidatingWebhookConfiguration"][0]["webhooks"]
+               if wh["name"].startswith("templates.") for c in wh["matchConditions"]
+               if c["name"] == "gpu-or-serving-engine"]  # fmt: skip
+    sent = cel_pod_filter(expr)
+    words = int(yaml.safe_load((CHART / "webhook-match.yaml").read_text())["maxCommandWords"])
+
+    def deployment(container: dict[str, Any]) -> dict[str, Any]:
+        return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "ns"},
+                "spec": {"template": {"spec": {"containers": [container]}}}}  # fmt: skip
+
+    options = webhook_options()
+    for launcher, command in (
+        ("vllm", ["$(LAUNCHER)", "serve", "Qwen/Qwen2.5-7B-Instruct", "--max-model-len", "abc"]),
+        ("vllm", ["sh", "-c", "$LAUNCHER serve Qwen/Qwen2.5-7B-Instruct --max-model-len abc"]),
+        (
+            "python3 -m sglang.launch_server",
+            ["sh", "-c", "$LAUNCHER --model-path Qwen/Qwen2.5-7B-Instruct --tp abc"],
+        ),
+    ):
+        obj = deployment({"name": "engine", "image": "python:3.11", "command": command,
+                          "env": [{"name": "HOME", "value": "/tmp"}, {"name": "LAUNCHER", "value": launcher}]})  # fmt: skip
+        body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+            "uid": "u", "operation": "CREATE", "object": obj}})  # fmt: skip
+        errors = [d for d in lint_review(parse_review(body), options).diagnostics if d.severity == "error"]
+        assert errors, command  # the server denies it
+        assert sent(obj), (command, errors[0].message)
+    app = {"name": "web", "image": "python:3.11", "command": ["sh", "-c", "$(APP) --port 80"],
+           "env": [{"name": "APP", "value": "gunicorn app:main"}, {"name": "TOKEN", "valueFrom": {"secretKeyRef": {
+               "name": "s", "key": "k"}}}]}  # fmt: skip
+    assert not sent(deployment(app))
+    many = [{"name": f"V{i}", "value": "x"} for i in range(words + 1)]
+    assert sent(deployment({**app, "env": many}))  # past maxCommandWords: sent unread
+
+
 def test_the_gpu_condition_sends_what_it_would_read_at_an_unbounded_cost_unread() -> None:
     """The condition's CEL cost stays bounded (the API server applies failurePolicy to a webhook whose
     matchConditions pass 2,500,000 units, so with ``Ignore`` a costly enough object would be admitted unsent): a

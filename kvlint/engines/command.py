@@ -695,7 +695,9 @@ _ENGINE_PROGRAMS = frozenset({"vllm", "text-generation-launcher", "tgi-entrypoin
 #: image: a program of :data:`_ENGINE_PROGRAMS` (``tgi-entrypoint``), a module of vLLM or SGLang (``vllm.``,
 #: ``sglang.``, ``dynamo.vllm``), KAITO's ``vllm/inference_api.py`` and KServe's Hugging Face server
 #: (:data:`~kvlint.engines.kserve.HF_SERVER_MODULE`), also inside a shell script. For the webhook chart's CEL
-#: ``matchCondition``, which tests each word of a container's ``command`` and ``args`` with ``contains()``
+#: ``matchCondition``, which tests each word of a container's ``command`` and ``args``, and each ``env`` value (what
+#: a ``$(VAR)`` of the command, or a script's ``$VAR``, expands to, as :func:`parse_container` reads it), with
+#: ``contains()``
 #: (``deploy/helm/kvlint-webhook/webhook-match.yaml``, written by ``tools/gen_webhook_kinds.py``).
 ENGINE_COMMAND_WORDS: tuple[str, ...] = (
     "vllm",

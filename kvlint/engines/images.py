@@ -464,13 +464,35 @@ def _other_repos() -> list[str]:
     return sorted(r for r in others if not any(o != r and o in r for o in others))
 
 
+#: Dell Enterprise Hub's registry and the repository prefix of its model-deployment images
+#: (``registry.dell.huggingface.co/enterprise-dell-inference-meta-llama-meta-llama-3.1-8b-instruct``): the Dell AI
+#: SDK's ``DEH_IMAGE_PREFIX`` (``dell_ai/deployments.py``, read in its copy ehcalabres/dell-ai@96b5c320ddb4).
+_DEH_REGISTRY = "registry.dell.huggingface.co"
+_DEH_PREFIX = "enterprise-dell-inference-"
+
+
 #: Substrings one of which is in every image reference :func:`image_mentions_engine` says runs an engine: the
 #: engines' names, the other repositories of the image tables, and ``tgi`` joined to a word by a hyphen (a
 #: looser form of :data:`ENGINE_TEXT` for a plain substring test: the webhook chart's CEL ``matchCondition``
-#: tests an image with ``contains()``; images are lower case).
+#: tests an image with ``contains()``; images are lower case); and in every image whose ENTRYPOINT
+#: :func:`kvlint.engines.command.parse_container` reads as an engine when a container gives it ``args`` only, though its
+#: name holds no engine's: KServe's Hugging Face server (:data:`KSERVE_HF_IMAGE_NAME`, ``python -m
+#: huggingfaceserver``) and a Dell Enterprise Hub model image (:data:`_DEH_PREFIX`, TGI's launcher when its env
+#: holds the launcher's settings).
 ENGINE_IMAGE_WORDS: tuple[str, ...] = tuple(
     w
-    for words in [("vllm", "sglang", "text-generation-inference", *_other_repos(), "tgi-", "-tgi")]
+    for words in [
+        (
+            "vllm",
+            "sglang",
+            "text-generation-inference",
+            *_other_repos(),
+            "tgi-",
+            "-tgi",
+            KSERVE_HF_IMAGE_NAME,
+            _DEH_PREFIX,
+        )
+    ]
     for w in words
     if not any(o != w and o in w for o in words)  # tgi-gaudi holds tgi-
 )
@@ -607,13 +629,6 @@ def engine_of_image(image: str) -> str | None:
     if _matches(path, _SGLANG_REPOS):
         return "sglang"
     return None
-
-
-#: Dell Enterprise Hub's registry and the repository prefix of its model-deployment images
-#: (``registry.dell.huggingface.co/enterprise-dell-inference-meta-llama-meta-llama-3.1-8b-instruct``): the Dell AI
-#: SDK's ``DEH_IMAGE_PREFIX`` (``dell_ai/deployments.py``, read in its copy ehcalabres/dell-ai@96b5c320ddb4).
-_DEH_REGISTRY = "registry.dell.huggingface.co"
-_DEH_PREFIX = "enterprise-dell-inference-"
 
 
 def is_dell_enterprise_hub(image: str) -> bool:

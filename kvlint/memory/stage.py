@@ -679,7 +679,8 @@ def fit_assessment(detail: PlanDetail) -> tuple[str, str | None]:
 
     * vLLM: :attr:`kvlint.memory.vllm.VllmPlanDetail.verdict`, the start-up fit check (E1/E2) at both ends of
       the band: ``fails`` when even the band's high end cannot hold one ``max_model_len`` request (vLLM refuses
-      to start), ``risky`` when only its upper part can.
+      to start) or ``--num-gpu-blocks-override`` sizes a KV cache the GPU cannot hold beside the rest
+      (:func:`kvlint.memory.vllm.override_over_device`), ``risky`` when only its upper part can.
     * TGI: ``fails`` when the shard does not load (weights over ``cuda_memory_fraction``), the warmup prefill
       runs out of memory, or ``max_total_tokens`` exceeds the ``max_batch_total_tokens`` the warmup finds (the
       launcher exits); ``risky`` when the user's ``max_total_tokens`` fits only the band's upper part.
@@ -696,6 +697,24 @@ def fit_assessment(detail: PlanDetail) -> tuple[str, str | None]:
         verdict = _VLLM_VERDICTS[detail.verdict]
         if verdict == "fits":
             return verdict, None
+        if detail.override_over_device:
+            kv = detail.override_blocks * p.bytes_per_block
+            return verdict, (
+                f"--num-gpu-blocks-override {detail.override_blocks:,} sizes {_gib(kv)} of KV cache per GPU, with "
+                f"{_gib(p.weights_bytes)} of weights more than the GPU's {_gib(p.total_bytes)}: vLLM runs out of memory"
+            )
+        if detail.override_blocks:
+            # the override's blocks are the KV cache (VllmPlanDetail.verdict): "fails" is one request not fitting them
+            outcome = (
+                "vLLM refuses to start"
+                if p.era == "v0"
+                else "vLLM starts (its fit check reads the measured memory) but can never hold such a request"
+            )
+            return verdict, (
+                f"one max_model_len {p.max_model_len:,} request needs {_gib(detail.needed_bytes)} of KV cache, "
+                f"--num-gpu-blocks-override {detail.override_blocks:,} gives {_gib(detail.fit_available_bytes)}; "
+                + outcome
+            )
         null = p.kv_cache_bytes - detail.fit_available_bytes
         need = f"one max_model_len {p.max_model_len:,} request needs {_gib(detail.needed_bytes)} of KV cache"
         if verdict == "fails":

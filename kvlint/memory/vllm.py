@@ -831,6 +831,13 @@ class VllmPlanDetail:
     v0_fallback: str | None = None
     v2_runner: bool = False
     speculative_method: str | None = None
+    override_blocks: int = 0
+
+    @property
+    def override_over_device(self) -> bool:
+        """Whether ``--num-gpu-blocks-override`` (``override_blocks``, 0 without one) sizes a KV cache that does not
+        fit the device beside the rest (:func:`override_over_device`)."""
+        return override_over_device(self.plan, self.override_blocks) is not None
 
     @property
     def mamba_refusal(self) -> str | None:
@@ -849,10 +856,21 @@ class VllmPlanDetail:
     @property
     def verdict(self) -> str:
         """``"fail"`` when even the optimistic KV bound (``plan.kv_cache_bytes_high``) cannot hold one
-        max-model-len request (E1) or leaves no block (E2); ``"risky"`` when the band straddles the limit (the
+        max-model-len request (E1) or leaves no block (E2), or when ``--num-gpu-blocks-override`` sizes a KV cache
+        the device cannot hold beside the rest (:attr:`override_over_device`); with an override that fits, ``"ok"``
+        or ``"fail"`` as one max-model-len request fits its blocks (the KV cache is fixed: no band); ``"risky"`` when the band straddles the limit (the
         pessimistic bound fails, the optimistic one fits); ``"ok"`` when the pessimistic bound fits. The limit is
         the same fit check vLLM runs (needed bytes vs available minus the null block from 0.29)."""
         p = self.plan
+        if self.override_over_device:
+            return "fail"  # allocating the override's KV cache, or running beside it, runs out of memory
+        if self.override_blocks:
+            # the override fixes the KV cache (the fit check's figures are its blocks' bytes): no band to straddle,
+            # and plan.kv_cache_bytes - fit_available_bytes is no null block then. V0 refuses to start when one
+            # request does not fit the override's blocks (vllm@0.10.1:vllm/worker/worker.py::
+            # raise_if_cache_size_invalid, after LLMEngine._initialize_kv_caches applies it); V1 checks the measured
+            # memory, starts, and never holds such a request (its scheduler finds no free blocks for it)
+            return "ok" if self.fits else "fail"
         if p.kv_cache_bytes == p.kv_cache_bytes_low == p.kv_cache_bytes_high:
             return "ok" if self.fits else "fail"
         null = p.kv_cache_bytes - self.fit_available_bytes  # bytes_per_block from 0.29, else 0
@@ -2127,7 +2145,37 @@ def _assemble(
         v0_fallback=cfg.v0_fallback,
         v2_runner=cfg.v2_runner,
         speculative_method=settings.speculative_method,
+        override_blocks=max(0, int(settings.num_gpu_blocks_override or 0)),
     )
+
+
+def override_over_device(plan: MemoryPlan, blocks: int) -> tuple[int, int] | None:
+    """``(kv_bytes, other_bytes)`` per GPU when a ``--num-gpu-blocks-override`` of ``blocks`` sizes a KV cache that
+    does not fit the device beside the rest, else None (also for ``blocks`` of 0, no override).
+
+    ``kv_bytes`` = ``blocks`` x ``plan.bytes_per_block``, what vLLM allocates; ``other_bytes`` the activation peak,
+    non-torch memory and CUDA graphs at the optimistic end of kvlint's band (``budget - weights -
+    kv_cache_bytes_high``, at least 0: the band's fixed part can take them all). The override does not fit when
+    ``kv_bytes + weights + other_bytes`` exceeds ``plan.total_bytes``.
+
+    How vLLM applies the override (read in the 0.10.1, 0.11.0, 0.14.0 and 0.19.0 sources): the worker profiles its
+    memory as without it, and the V1 start-up fit check compares one max-model-len request with that *measured*
+    memory (``vllm/v1/core/kv_cache_utils.py::get_kv_cache_configs`` -> ``check_enough_kv_cache_memory``); then
+    ``may_override_num_blocks`` replaces the block count it derived, and every KV cache tensor is sized
+    ``page_size x num_blocks`` from it (``get_kv_cache_config_from_groups``), with no look at the memory left or at
+    ``gpu_memory_utilization``. ``GPUModelRunner._allocate_kv_cache_tensors`` (``vllm/v1/worker/gpu_model_runner.py``)
+    allocates them with ``torch.zeros`` (V0: ``LLMEngine._initialize_kv_caches``, then ``CacheEngine`` the same
+    way): past the device that raises ``torch.OutOfMemoryError`` and the engine never starts; a KV cache that
+    allocates but leaves less than the activation peak and the CUDA graphs need runs out of memory at graph capture
+    (after the allocation, ``Worker.compile_or_warm_up_model``) or at the first full batch. The bytes are those of
+    the stage ``plan`` describes (the limiting pipeline stage)."""
+    if blocks <= 0:
+        return None
+    kv = blocks * plan.bytes_per_block
+    other = max(0, plan.budget_bytes - plan.weights_bytes - plan.kv_cache_bytes_high)
+    if kv + plan.weights_bytes + other <= plan.total_bytes:
+        return None
+    return kv, other
 
 
 def _has_state(st: StageMemory) -> bool:

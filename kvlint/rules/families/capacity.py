@@ -26,7 +26,7 @@ from kvlint.memory.versions import (
     has_kv_cache_memory_bytes,
     parse_version,
 )
-from kvlint.memory.vllm import VllmPlanDetail, largest_fitting_max_model_len
+from kvlint.memory.vllm import VllmPlanDetail, largest_fitting_max_model_len, override_over_device
 from kvlint.models.weights import linear_bytes_per_param
 from kvlint.numbers import fraction, times
 from kvlint.rules.context import GiB, RuleContext, gib
@@ -152,7 +152,8 @@ def band_driver(ctx: RuleContext) -> BandDriver | None:
 def _vllm_verdict(ctx: RuleContext) -> str | None:
     """Which capacity rule the vLLM plan breaks, at most one, in the order the engine meets them:
     ``KV101`` (weights over the budget, or with ``--kv-cache-memory-bytes`` over the device), ``KV102`` (no
-    KV memory), ``KV103`` (one max-model-len request cannot fit even at the optimistic bound), ``KV105`` (the
+    KV memory), ``KV101`` again (the KV cache ``--num-gpu-blocks-override`` allocates after the fit check, with
+    everything else, over the device: :func:`override_overshoot`), ``KV103`` (one max-model-len request cannot fit even at the optimistic bound), ``KV105`` (the
     verdict flips inside the band, or the spare room is within ``band``), ``KV104`` (fewer than
     ``min_concurrency`` requests at max-model-len); None when it fits."""
     plan = ctx.plan
@@ -165,6 +166,8 @@ def _vllm_verdict(ctx: RuleContext) -> str | None:
         return "KV101"
     if plan.kv_cache_bytes <= 0:
         return "KV102"
+    if override_overshoot(ctx) is not None:
+        return "KV101"
     if plan.max_model_len_source == "auto":
         return None
     if plan.max_concurrency_high < 1.0:
@@ -177,6 +180,45 @@ def _vllm_verdict(ctx: RuleContext) -> str | None:
     if plan.max_concurrency < float(ctx.param("min_concurrency", "KV104")):
         return "KV104"
     return None
+
+
+@dataclass(frozen=True)
+class OverrideOvershoot:
+    """A ``--num-gpu-blocks-override`` whose KV cache does not fit the device beside everything else, bytes per GPU.
+
+    ``blocks`` the override; ``kv_bytes`` = ``blocks`` x the plan's bytes per block, what vLLM allocates;
+    ``other_bytes`` the activation peak, non-torch memory and CUDA graphs at the optimistic end of kvlint's band
+    (``budget - weights - kv_cache_bytes_high``, at least 0: the band's fixed part can take them all); ``total_bytes`` the device; ``allocates``: the weights, the non-torch
+    memory and the KV cache fit the device (central estimate), so the allocation succeeds and what is short is the
+    activation peak and the graphs', else the allocation itself fails."""
+
+    blocks: int
+    kv_bytes: int
+    other_bytes: int
+    total_bytes: int
+    allocates: bool
+
+
+def override_overshoot(ctx: RuleContext) -> OverrideOvershoot | None:
+    """The vLLM container's ``--num-gpu-blocks-override`` when its KV cache, with the weights and the other terms
+    at the optimistic end of kvlint's band, exceeds the device's total memory
+    (:func:`kvlint.memory.vllm.override_over_device`, which says how vLLM applies the override); else None (no
+    override, no plan, or it fits)."""
+    plan = ctx.plan
+    blocks = getattr(ctx.cr.settings, "num_gpu_blocks_override", None)
+    if plan is None or ctx.engine != "vllm" or not isinstance(blocks, int) or blocks <= 0:
+        return None
+    return _overshoot(plan, blocks)
+
+
+def _overshoot(plan: MemoryPlan, blocks: int) -> OverrideOvershoot | None:
+    """:func:`override_overshoot` of ``blocks`` on the vLLM ``plan`` (bytes per GPU)."""
+    over = override_over_device(plan, blocks)
+    if over is None:
+        return None
+    kv, other = over
+    allocates = plan.weights_bytes + plan.non_torch_bytes + kv <= plan.total_bytes
+    return OverrideOvershoot(blocks, kv, other, plan.total_bytes, allocates)
 
 
 def _plan_summary(plan: MemoryPlan) -> str:
@@ -779,7 +821,14 @@ def weights_exceed_budget_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     plan, s = ctx.plan, ctx.serving
     assert plan is not None
-    if _kv_bytes_bypass(ctx):
+    bypass = _kv_bytes_bypass(ctx)
+    # the verdict's first two tests (_vllm_verdict): when neither holds, the override is what breaks the plan
+    if not (plan.budget_bytes > plan.total_bytes if bypass else plan.weights_bytes > plan.budget_bytes):
+        over = override_overshoot(ctx)
+        if over is not None:
+            yield _override_finding(ctx, over)
+        return
+    if bypass:
         yield ctx.finding(
             f"with --kv-cache-memory-bytes the engine holds {gib(plan.weights_bytes)} weights + "
             f"{gib(plan.activation_bytes + plan.non_torch_bytes + plan.cudagraph_bytes)} activation and runtime + "
@@ -817,6 +866,55 @@ def weights_exceed_budget_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
         or "a smaller model or more GPU memory per replica: no tensor-parallel size or lighter checkpoint that "
         "kvlint re-planned fits",
+    )
+
+
+def _override_finding(ctx: RuleContext, over: OverrideOvershoot) -> Diagnostic:
+    """KV101's finding for a ``--num-gpu-blocks-override`` over the device (:func:`override_overshoot`), with the
+    arithmetic, at the flag's value. The remedy is the block count vLLM sizes itself at the pessimistic end of the
+    band (``plan.num_blocks_low``, under ``gpu_memory_utilization``), offered only when the container re-planned
+    with it passes this test and holds one max-model-len request."""
+    plan, s = ctx.plan, ctx.serving
+    assert plan is not None
+    bpb = plan.bytes_per_block
+    others = (
+        f" and at least {gib(over.other_bytes)} activation, non-torch memory and CUDA graphs (the optimistic end of "
+        "kvlint's band)"
+        if over.other_bytes
+        else ""
+    )
+    figures = (
+        f"--num-gpu-blocks-override {over.blocks:,} x {bpb:,} bytes per block = {gib(over.kv_bytes)} of KV cache per "
+        f"GPU, which vLLM {plan.engine_version} allocates as given, whatever memory is left; with "
+        f"{gib(plan.weights_bytes)} weights{others} that is "
+        f"{gib(over.kv_bytes + plan.weights_bytes + over.other_bytes)}, more than the {gib(over.total_bytes)} of "
+        f"{ctx.where}"
+    )
+    if over.allocates:
+        left = over.total_bytes - plan.weights_bytes - plan.non_torch_bytes - over.kv_bytes
+        outcome = (
+            f"the KV cache allocates, but leaves {gib(left)} for the activation peak and the CUDA graphs, which need "
+            f"{gib(plan.activation_bytes + plan.cudagraph_bytes)}: graph capture or the first full batch "
+            f"({plan.max_num_batched_tokens:,} tokens) runs out of CUDA memory"
+        )
+    else:
+        outcome = "allocating the KV cache fails with CUDA out of memory and the engine never starts"
+    fix = ""
+    n = plan.num_blocks_low
+    d = replanned(ctx.cr, num_gpu_blocks_override=n) if n > 0 else None
+    if isinstance(d, VllmPlanDetail) and d.fits and _overshoot(d.plan, n) is None:
+        fix = (
+            f"--num-gpu-blocks-override {n} or less ({gib(n * bpb)} of KV cache: the blocks vLLM sizes itself at "
+            f"gpu-memory-utilization {fraction(plan.gpu_memory_utilization)}, at the low end of kvlint's band; "
+            f"{d.plan.max_concurrency:.2f}x concurrent max-model-len requests"
+            + _below_kv104(ctx, d.plan.max_concurrency)
+            + "), or drop the flag and let vLLM size the KV cache from the memory it measures"
+        )
+    return ctx.finding(
+        f"{figures}: {outcome}",
+        s.loc("num_gpu_blocks_override"),
+        fix=fix
+        or "drop --num-gpu-blocks-override and let vLLM size the KV cache from the memory it measures",
     )
 
 

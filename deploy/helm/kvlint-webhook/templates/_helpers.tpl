@@ -151,12 +151,14 @@ resource prefixes, image words and command words of webhook-match.yaml (.match),
 Resource Allocation claim, as kvlint reads them (kvlint.workloads.base.engine_containers): a vLLM sidecar on a GPU
 beside an application container, or an engine whose GPU is a DRA claim under an image name of its own, was never
 sent, and so admitted unreviewed though the server denies it; so was an engine with no GPU request started by its
-command under another image (python:3.11 running `vllm serve`, `sh -c "python -m vllm.entrypoints..."`).
+command under another image (python:3.11 running `vllm serve`, `sh -c "python -m vllm.entrypoints..."`), and one
+whose command names it through an env value (`$(LAUNCHER) serve` or `sh -c "$LAUNCHER serve"` with LAUNCHER=vllm:
+the server reads the command after the kubelet's $(VAR) expansion, and a script's $VAR, from env values).
 
 Its CEL cost is bounded, whatever the object (the API server gives a webhook's matchConditions 2,500,000 units a
 request and applies failurePolicy past them: with Ignore, an object made costly enough would be admitted unsent):
 a pod spec with more containers, or init containers, than .maxReviewSize is sent unread (the server reviews it
-as too large, KV001), and so is a command or args list longer than .match.maxCommandWords; what is left is read
+as too large, KV001), and so is a command, args or env list longer than .match.maxCommandWords; what is left is read
 with a cost in proportion to the bytes of the object's strings, a few times over.
 */}}
 {{- define "kvlint.gpuCondition" -}}
@@ -177,6 +179,11 @@ with a cost in proportion to the bytes of the object's strings, a few times over
 {{- range list "command" "args" -}}
 {{- $lists = append $lists (printf "(has(c.%s) && (size(c.%s) > %d || c.%s.exists(w, %s)))" . . $max . (join " || " $words)) -}}
 {{- end -}}
+{{- $values := list -}}
+{{- range .match.engineCommandWords -}}
+{{- $values = append $values (printf "e.value.contains('%s')" .) -}}
+{{- end -}}
+{{- $lists = append $lists (printf "(has(c.env) && (size(c.env) > %d || c.env.exists(e, has(e.value) && (%s))))" $max (join " || " $values)) -}}
 {{- $container := printf "(has(c.resources) && has(c.resources.limits) && c.resources.limits.exists(k, %s)) || (has(c.resources) && has(c.resources.claims) && size(c.resources.claims) > 0) || (has(c.image) && (%s)) || %s" (join " || " $resources) (join " || " $images) (join " || " $lists) -}}
 name: gpu-or-serving-engine
 expression: >-
