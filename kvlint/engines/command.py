@@ -60,6 +60,7 @@ from kvlint.engines.options import (
     chart_provenance,
     launched_from_env,
     prefixed,
+    unseen_expansion,
 )
 from kvlint.engines.pip_options import PIP_SHORT_VALUED, PIP_VALUED
 from kvlint.engines.requirements import (
@@ -3296,7 +3297,7 @@ def parse_container(
         if (
             found.maybe_set is None
             and not found.exec_form
-            and any(bare_expansion(it.text) for it in found.argv)
+            and any(unseen_expansion(it.text) for it in found.argv)
         ):
             # words no shell reading gave, a bare $ARGS among them (the engine parsers judge it only then): it may
             # hold words when the container declares it (looked up only for such a word: no ConfigMap listing
