@@ -106,3 +106,92 @@ def test_an_arithmetic_substitution_is_one_number_not_unseen_words(tmp_path: Pat
     cfg = _pod("vllm serve Qwen/Qwen2.5-7B-Instruct $((N+1))")
     assert "tensor_parallel_size" not in cfg.unresolved  # type: ignore[attr-defined]
 
+
+# -- 2. a variable holding another's unknown value; a script kvlint does not read -----------------------------------
+
+
+def _words(script: str, sh: bool = False) -> list[tuple[str, bool]]:
+    """The words (text, unresolved) kvlint reads for the ``vllm`` command of ``script``, after ``vllm``."""
+    from kvlint.engines.shell import commands
+
+    (words,) = [c for c in commands(script, {}, sh=sh) if c and c[0].text == "vllm"]
+    return [(w.text, w.unresolved) for w in words[1:]]
+
+
+@pytest.mark.parametrize("shell", ["bash", "dash"])
+@pytest.mark.parametrize(
+    "script",
+    [
+        "A=$(cat tp.txt); B=$A; A=1; vllm serve m --tensor-parallel-size $B",
+        'A=$(cat tp.txt); B="$A"; unset A; vllm serve m --tensor-parallel-size $B',
+        "A=$(cat tp.txt); export B=$A; A=$(echo 1); vllm serve m --tensor-parallel-size $B",
+    ],
+)
+def test_a_copy_of_an_unknown_value_stays_unknown_when_the_original_changes(
+    shell: str, script: str, tmp_path: Path
+) -> None:
+    """``B=$A`` copies A's value when it runs (bash(1) "PARAMETERS"; dash the same): assigning or unsetting A after
+    does not change B. kvlint kept B as the text ``${A}`` and, once A was 1, said that the size came from A, and
+    (the mark of A's unknown value gone) that A was not set at all. B is the unknown value now."""
+    (tmp_path / "tp.txt").write_text("4\n")
+    assert _ran(shell, script, tmp_path)[-1] == "4"
+    (*_, (text, unresolved)) = _words(script, sh=shell == "dash")
+    assert unresolved and text == "$B"
+    from kvlint.engines.shell import commands
+
+    (cmd,) = [c for c in commands(script, {}, sh=shell == "dash") if c and c[0].text == "vllm"]
+    assert "B" in cmd.maybe_set  # set, to a value kvlint does not know
+
+
+@pytest.mark.parametrize("shell", ["bash", "dash"])
+@pytest.mark.parametrize(
+    "script",
+    [
+        "TP=2; . ./env.sh; vllm serve m --tensor-parallel-size $TP",
+        "TP=2; set -a; . ./env.sh; set +a; vllm serve m --tensor-parallel-size $TP",
+        'TP=2; eval "$(cat env.sh)"; vllm serve m --tensor-parallel-size $TP',
+        "TP=2; eval $(cat env.sh); vllm serve m --tensor-parallel-size $TP",
+        'TP=2; S=$(cat env.sh); eval "$S"; vllm serve m --tensor-parallel-size $TP',
+        ". ./env.sh; vllm serve m --tensor-parallel-size ${TP:-1}",
+    ],
+)
+def test_a_script_kvlint_does_not_read_may_set_any_variable(shell: str, script: str, tmp_path: Path) -> None:
+    """``. FILE`` runs the file's commands in the current shell (bash(1) and dash(1), "."), and so does eval of a
+    command's output: the file here sets TP=4, which is what the engine gets. kvlint does not read the file: it read
+    TP as the 2 assigned before (and ``${TP:-1}`` as 1), where it must leave it unknown."""
+    (tmp_path / "env.sh").write_text("TP=4\n")
+    assert _ran(shell, script, tmp_path)[-1] == "4"
+    (*_, (text, unresolved)) = _words(script, sh=shell == "dash")
+    assert unresolved and "TP" in text
+
+
+def test_bash_source_is_read_as_dot(tmp_path: Path) -> None:
+    """``source`` is bash's name for ``.`` (dash 0.5.12 has none: "source: not found", TP stays 2; ``sh`` may be
+    either, so kvlint leaves TP unknown for both)."""
+    (tmp_path / "env.sh").write_text("TP=4\n")
+    script = "TP=2; source ./env.sh; vllm serve m --tensor-parallel-size $TP"
+    assert _ran("bash", script, tmp_path)[-1] == "4"
+    assert _words(script)[-1] == ("$TP", True)
+    assert _words(script, sh=True)[-1] == ("$TP", True)
+
+
+def test_what_is_assigned_after_the_file_is_known_again() -> None:
+    """Only what the file may set is unknown: a value assigned after it is the one the engine gets."""
+    assert _words(". /etc/profile.d/env.sh; TP=2; vllm serve m --tensor-parallel-size $TP")[-1] == (
+        "2",
+        False,
+    )
+    # an eval string that only holds an unknown value among its words is read: it sets nothing here
+    assert _words('L=$(cat f); TP=2; eval "echo $L"; vllm serve m --tensor-parallel-size $TP')[-1] == (
+        "2",
+        False,
+    )
+
+
+def test_a_sourced_file_leaves_the_size_unknown_in_the_pod() -> None:
+    """End to end: the tensor-parallel size after ``. /config/env.sh`` is not vLLM's 2 (KV403 would compare that with
+    the GPUs) but unknown, and the container is not sized."""
+    cfg = _pod(
+        "TP=2; . /config/env.sh; vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size $TP", gpus=4
+    )
+    assert "tensor_parallel_size" not in cfg.flags and "tensor_parallel_size" in cfg.unresolved  # type: ignore[attr-defined]

@@ -1146,6 +1146,9 @@ class _Join:
     loc: Loc | None
 
 
+#: A program word that is one variable's value kvlint does not know (``"$LAUNCHER_SCRIPT"``).
+_VARIABLE_PROGRAM_RE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?")
+
 #: Shell builtins that read a script into the current shell (its settings), rather than run a program.
 _SOURCE = frozenset({"source", "."})
 
@@ -1576,12 +1579,16 @@ def _scan_shell(
         return None, PROXY_ONLY
     # a script read into the shell (``source /usr/local/gib/scripts/set_nccl_env.sh``, ``. ./env.sh``) sets the
     # environment up; the command that starts the server comes later (gpu-recipes' charts then ``exec
-    # "$LAUNCHER_SCRIPT" "${ARGS[@]}"``), so a sourced script is named only when nothing else is
+    # "$LAUNCHER_SCRIPT" "${ARGS[@]}"``), so a sourced script is named only when nothing else is; a program run
+    # from a variable (that launcher once the sourced script may have set it: shell55) is such a command
     first = next(
         (
             t
             for t in sorted(significant, key=lambda t: t[0] in _SOURCE)
-            if "vllm" in " ".join(t) or "sglang" in " ".join(t) or ".sh" in " ".join(t)
+            if "vllm" in " ".join(t)
+            or "sglang" in " ".join(t)
+            or ".sh" in " ".join(t)
+            or (_VARIABLE_PROGRAM_RE.fullmatch(t[0]) is not None and "]]" not in t)
         ),
         significant[0],
     )

@@ -2832,6 +2832,11 @@ def _with_changes(base: Mapping[str, str], changes: Sequence[EnvChange]) -> _Sco
     return scope
 
 
+#: The times one shell walks all its variables to forget them (:meth:`_Shell.forget_all`; far above a real script's
+#: few ``. FILE``).
+_FORGETS = 64
+
+
 class _Shell:
     """The state of one shell reading a script (:func:`_read_commands`), which ``eval`` shares with the script
     that runs it (bash runs its string in the current shell: its assignments, exports and ``set -a`` stay after
@@ -2853,6 +2858,8 @@ class _Shell:
         "sh",
         "start_unknown",
         "array_names",
+        "dependents",
+        "forgets",
     )
 
     def __init__(
@@ -2907,6 +2914,63 @@ class _Shell:
         #: the names the script assigned an array to (``NAME=(...)``, ``NAME+=(...)``), kept or forgotten since: an
         #: unresolved ``${NAME[@]}`` of one is the script's list, not nothing (:func:`_maybe_set_in`)
         self.array_names: set[str] = set()
+        #: a variable set to a value kvlint does not know -> the variables whose value the script assigned as a
+        #: reference to it (``B=$A`` after ``A=$(cat f)`` keeps B's value as the text ``${A}``): when A is assigned
+        #: again or unset, such a B holds A's old value, which kvlint does not know (:meth:`_stale`)
+        self.dependents: dict[str, set[str]] = {}
+        #: the times :meth:`forget_all` may still walk every variable (then every assignment is unknown: ``leaked``)
+        self.forgets = _FORGETS
+
+    def _stale(self, name: str) -> None:
+        """``name`` is assigned or unset: each variable whose value is the text of a reference to its old value,
+        unknown (:attr:`dependents`), is now unknown itself (bash expanded ``B=$A`` when it ran: B keeps A's value
+        then, whatever A is set to after; bash(1) "PARAMETERS")."""
+        deps = self.dependents.pop(name, None)
+        if not deps:
+            return
+        variables = self.vars
+        for dep in deps:
+            value = variables.get(dep)
+            if value is not None and any(m.group(1) == name for m in _REFERENCED_RE.finditer(value)):
+                variables.pop(dep, None)
+                variables[_UNKNOWN_MARK + dep] = ""
+                if self.exported(dep):
+                    self.log.append((dep, None, None))
+
+    def _depends(self, name: str, value: str) -> None:
+        """Record ``name``'s ``value`` as holding references to variables set to values kvlint does not know
+        (:attr:`dependents`)."""
+        variables = self.vars
+        anyone = _UNKNOWN_MARK + "*" in variables
+        for m in _REFERENCED_RE.finditer(value):
+            ref = m.group(1)
+            if ref != name and (_UNKNOWN_MARK + ref in variables or (anyone and ref not in variables)):
+                self.dependents.setdefault(ref, set()).add(name)
+
+    def forget_all(self) -> None:
+        """A script kvlint does not read ran in this shell (``. FILE``, ``source FILE``, ``eval "$(cat f)"``; bash(1)
+        "SHELL BUILTIN COMMANDS": ``.`` reads and executes the file's commands "in the current shell environment"):
+        it may have set any variable, so each one the shell knew is now set to a value kvlint does not know
+        (:data:`_UNKNOWN_MARK`), exported ones in the environment of later commands too, and any other name may be
+        set (``?*``: ``${TP:-1}`` stays unresolved); the arrays kept are forgotten. ``IFS`` is kept. At most
+        :data:`_FORGETS` walks of the variables; past them every later assignment is unknown (``leaked``), so the
+        walk has nothing new to forget."""
+        variables = self.vars
+        variables[_UNKNOWN_MARK + "*"] = ""
+        self.dependents.clear()
+        self.array_names.update(self.arrays)
+        self.arrays.clear()
+        if self.forgets <= 0:
+            self.leaked = True
+            return
+        self.forgets -= 1
+        for name in list(variables):
+            if name[:1] == _UNKNOWN_MARK or name == "IFS":
+                continue
+            variables.pop(name, None)
+            variables[_UNKNOWN_MARK + name] = ""
+            if self.exported(name):
+                self.log.append((name, None, None))
 
     def exported(self, name: str) -> bool:
         """Whether a variable of the shell is in the environment of the commands it runs (bash: it came from the
@@ -2925,12 +2989,16 @@ class _Shell:
         if export is None and self.allexport:
             export = True
         variables = self.vars
+        if self.dependents:
+            self._stale(name)
         if arg.substituted or self.leaked:
             # the output of a command, or set past the subshells kept apart: unknown (set, its value not known)
             variables.pop(name, None)
             variables[_UNKNOWN_MARK + name] = ""
         else:
             variables[name] = value  # unresolved variables inside stay as written
+            if arg.unresolved:
+                self._depends(name, value)
             if _UNKNOWN_MARK + name in variables and not (
                 arg.unresolved and any(m.group(1) == name for m in _REFERENCED_RE.finditer(value))
             ):
@@ -3472,6 +3540,12 @@ def _read_commands(
                     tokens.push(token)
                 if len(heredocs) > mine[-1]:
                     reread = (original, heredocs[mine[-1]], _eval_offset, params)
+        # a script kvlint does not read runs in this shell: a file `.`/`source` reads (not the command's input, read
+        # above), or an eval string holding a command's output or a variable's whole value (`eval "$(cat f)"`,
+        # `eval "$SETUP"`): what it assigns is not known (_Shell.forget_all), once it has run
+        forget = (head in _SOURCE and len(words) >= 2 and reread is None and not call) or (
+            head == "eval" and any(_unread_script(w, local_env) for w in words[1:])
+        )
         if reread is not None:
             # read in this shell: what it assigns and exports stays (`eval "export A=1"`); a prefix assignment holds
             # while it runs (`A=1 eval 'vllm serve m --x $A'`), and is the shell's before and after
@@ -3531,7 +3605,11 @@ def _read_commands(
                         log.append(
                             (name, old, None) if old is not None and exported(name) else (name, None, None)
                         )
+                if forget:
+                    shell.forget_all()
             continue
+        if forget:
+            shell.forget_all()
         nested = _nested_script(words)
         if nested is not None and _depth < 3:
             # `bash -c 'vllm serve ...'` inside a script (behind `su-exec app`, `screen -dm`, `runuser -u app --`):
@@ -3582,6 +3660,21 @@ def _read_commands(
         command.maybe_set = _maybe_set_in(words, local_env, shell.array_names)
         command.fill_in = fill_in
         yield command
+
+
+def _unread_script(word: ShellArg, env: Mapping[str, str]) -> bool:
+    """Whether a word of ``eval``'s string is script text kvlint does not see: a command's output (``$(cat f)``,
+    substituted) or a reference left whole to a variable that may be set (``$SETUP``, ``"${INIT}"``: :func:`_maybe_set`
+    in ``env``; one neither the container's env nor the script sets is empty), not a known word nor one holding a
+    reference among other text (``eval "vllm serve $MODEL"``: a value in a command kvlint reads)."""
+    if word.substituted:
+        return True
+    m = _WHOLE_REFERENCE_RE.fullmatch(word.text) if word.unresolved else None
+    return m is not None and _maybe_set(env, m.group(1) or m.group(2))
+
+
+#: A word that is one variable reference and nothing else: ``$A``, ``${A}``.
+_WHOLE_REFERENCE_RE = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
 
 
 #: A ``<`` redirection word that opens a ``<...>`` placeholder to fill in by hand (``<model-id``, ``<your-org/model``),
@@ -4338,6 +4431,8 @@ def _unset(words: Sequence[ShellArg], shell: _Shell) -> None:
     for arg in words[j:]:
         name = arg.text
         if _NAME_RE.fullmatch(name):
+            if shell.dependents:
+                shell._stale(name)
             shell.vars.pop(name, None)
             if _UNKNOWN_MARK + name in shell.vars:
                 shell.vars.pop(_UNKNOWN_MARK + name, None)
