@@ -185,7 +185,7 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
     return Part("lit", "$", quoted), i + 1
 
 
-def lex(script: str) -> list[Word | str]:
+def lex(script: str, bash: bool = False) -> list[Word | str]:
     """Tokenise a shell script into words and operator strings (``&&``, ``;``, ``\\n``, ``|`` ...).
 
     Handles single/double quotes, backslash escapes, ``\\``-newline continuations, ``#`` comments,
@@ -250,6 +250,14 @@ def lex(script: str) -> list[Word | str]:
             end = n if end < 0 else end + 2
             out.append(Word([Part("sub", script[i:end])], i, script[i:end]))
             i = end
+            continue
+        if bash and script.startswith("&>", i):
+            # shell55: bash's &> and &>> redirect (a digit before it is a word of its own, not an io-number)
+            flush(i)
+            start = i
+            j = i + 3 if script.startswith("&>>", i) else i + 2
+            lit(script[i:j], False)
+            i = j
             continue
         if c in _OP_CHARS:
             # longest operator first: ``&&``, ``||``, ``;;``, then the single characters of _OPS
@@ -323,7 +331,7 @@ def lex(script: str) -> list[Word | str]:
     return out
 
 
-_REDIRECT_RE = re.compile(r"^\d*(>\||<>|>>?|<<?|>&|&>>?)(.*)$")
+_REDIRECT_RE = re.compile(r"^\d*(>\||<>|>&|<&|&>>?|>>?|<<?)(.*)$")
 
 
 def _expand(
@@ -710,7 +718,7 @@ def commands(
     templates = _template_shapes(script)
     if templates:
         script = _with_placeholders(script)
-    tokens = lex(script)
+    tokens = lex(script, bash=not _sh)
     tokens.append(";")
     # shell51: a command of a pipeline (`A=1 | cat`) or run in the background (`A=1 &`) runs in a subshell: the state
     # before it is put back at the next operator

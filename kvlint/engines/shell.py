@@ -282,6 +282,22 @@ _IN_WORD = re.compile(
     r"|(?P<redir>" + _REDIR + ")"
     r"|(?P<bt>`[^`]*`?)"
 )
+#: bash's ``&>FILE`` and ``&>>FILE`` (bash(1) "REDIRECTION", "Redirecting Standard Output and Standard Error":
+#: both to FILE, the same as ``>FILE 2>&1``): a redirection operator, where dash (POSIX, which has no such operator)
+#: reads ``&`` (the command before it run in the background) then ``>FILE`` (an empty command that truncates FILE),
+#: as :data:`_BETWEEN` and :data:`_IN_WORD` do. These two read a script bash runs (:func:`_tokens`' ``bash``).
+_OP_BASH = r"(?!&>)(?:" + _OP + ")"
+_REDIR_BASH = r"&>>?|" + _REDIR
+_BETWEEN_BASH = re.compile(
+    _BETWEEN.pattern.replace("(?P<op>" + _OP + ")", "(?P<op>" + _OP_BASH + ")").replace(
+        "(?P<redir>" + _REDIR + ")", "(?P<redir>" + _REDIR_BASH + ")"
+    )
+)
+_IN_WORD_BASH = re.compile(
+    _IN_WORD.pattern.replace("(?P<op>" + _OP + ")", "(?P<op>" + _OP_BASH + ")").replace(
+        "(?P<redir>" + _REDIR + ")", "(?P<redir>" + _REDIR_BASH + ")"
+    )
+)
 #: Inside double quotes: only ``"``, ``\``, ``$`` and backticks are special (a backslash ending the script is
 #: literal).
 _IN_DQ = re.compile(
@@ -672,13 +688,15 @@ def _tokens(
     ops: bool = False,
     span: tuple[int, int] | None = None,
     heredocs: list[tuple[int, int]] | None = None,
+    bash: bool = False,
 ) -> Iterator[list[Word | tuple[int, str]] | str]:
     """:func:`lex`'s tokens a command at a time: the words up to each operator, as a list (when there are
     any), then, with ``ops``, the operator itself. :func:`commands` lexes only as far as its caller reads (an
     engine command is found before the rest of its script is lexed), and takes a command's words at once (not
     a generator step per token). A word of ordinary characters only (most words) comes as ``(offset, text)``,
     the word ``Word([Part("lit", text, False)], offset, text)`` without building it (:func:`commands` makes its
-    ShellArg directly)."""
+    ShellArg directly). ``bash``: the script is bash's, which reads ``&>`` and ``&>>`` as redirections
+    (:data:`_BETWEEN_BASH`); else dash's ``&`` then ``>``."""
     cmd: list[Word | tuple[int, str]] = []
     add = cmd.append
     # ``span``: the part of the script read (a function's body), offsets kept
@@ -688,8 +706,8 @@ def _tokens(
     # ``parts[-1]`` is a literal piece still growing: its text is ``"".join(acc)`` (None: it is not)
     acc: list[str] | None = None
     acc_quoted = False
-    between = _BETWEEN.match
-    in_word = _IN_WORD.match
+    between = (_BETWEEN_BASH if bash else _BETWEEN).match
+    in_word = (_IN_WORD_BASH if bash else _IN_WORD).match
     in_dq = _IN_DQ.match
     # here-documents: (delimiter, strip leading tabs) of the ``<<`` operators read since the last newline, whose
     # bodies start after the next one; ``delim_next`` (strip flag) when a bare ``<<``/``<<-`` waits for its word
@@ -740,7 +758,7 @@ def _tokens(
         end = m.end()  # type: ignore[union-attr]
         if kind == "run" or kind == "redir":
             text = m.group()  # type: ignore[union-attr]
-            if kind == "redir" and not _IO_NUMBER.fullmatch(script, start, i):
+            if kind == "redir" and (text[0] == "&" or not _IO_NUMBER.fullmatch(script, start, i)):
                 # the operator delimits the word before it and starts its own (``cat<<EOF``, ``m>log``)
                 word, delim_next = _end_word(parts, acc, start, script[start:i], pending, delim_next)
                 add(word)
@@ -951,9 +969,10 @@ def _skip_heredocs(
     return i
 
 
-#: A redirection word: its io-number, operator (``>|`` and ``<>`` whole, so that the next word is read as their
-#: target) and the target when it is attached (``>log``, ``2>&1``).
-_REDIRECT_RE = re.compile(r"^\d*(>\||<>|>>?|<<?|>&|&>>?)(.*)$")
+#: A redirection word: its io-number, operator (``>|``, ``<>`` and ``>&`` whole, so that the next word is read as
+#: their target: bash's ``>& log`` is ``&> log``, bash(1) "REDIRECTION") and the target when it is attached
+#: (``>log``, ``2>&1``).
+_REDIRECT_RE = re.compile(r"^\d*(>\||<>|>&|<&|&>>?|>>?|<<?)(.*)$")
 
 
 #: Characters the expansions of all the scripts of one webhook review may add together (256 KiB), where
@@ -3047,7 +3066,7 @@ def _read_commands(
         script = _with_placeholders(script)
     heredocs: list[tuple[int, int]] = []  # the spans of the here-documents' bodies read so far, in order
     registered = 0  # the here-documents the commands read so far redirect from
-    tokens = _Lookahead(_tokens(script, True, _span, heredocs))
+    tokens = _Lookahead(_tokens(script, True, _span, heredocs, not shell.sh))
     # `( ... )`: a subshell, a child of this shell (bash(1) "Compound Commands"), so what it assigns, exports, `set
     # -a`s, `set --`s or defines does not stay after its `)`: each `(` the state saved when it opens a subshell (at
     # most _SUBSHELLS per shell; None: another `(`, an array's, a pattern's); `(` and `)` in a `case` not looked at
