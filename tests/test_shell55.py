@@ -228,3 +228,63 @@ def test_bash_c_reads_the_options_after_an_and_redirection() -> None:
     """End to end, ``bash -c``: the tensor-parallel size after ``&>>`` reaches vLLM (KV403 on one GPU)."""
     cfg = _pod("vllm serve Qwen/Qwen2.5-7B-Instruct &>> /tmp/vllm.log --tensor-parallel-size 2")
     assert cfg.get("tensor_parallel_size") == 2  # type: ignore[attr-defined]
+
+
+# -- 4. a model the script quotes so that the shell does not expand it ---------------------------------------------
+
+_MODEL_POD = """apiVersion: v1
+kind: Pod
+metadata: {{name: p}}
+spec:
+  nodeSelector: {{cloud.google.com/gke-accelerator: nvidia-l4}}
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.11.0
+    command: [{shell}, -c]
+    env: [{{name: MODEL, value: Qwen/Qwen2.5-7B-Instruct}}]
+    args:
+    - |
+      {script}
+    resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+
+
+@pytest.mark.parametrize("shell", ["bash", "dash"])
+@pytest.mark.parametrize(
+    "script,literal",
+    [
+        ("vllm serve '$MODEL' --max-model-len 4096", "$MODEL"),
+        ("vllm serve \\$MODEL --max-model-len 4096", "$MODEL"),
+        ("vllm serve --model '${MODEL}' --max-model-len 4096", "${MODEL}"),
+        ('vllm serve "$MODEL" --max-model-len 4096', None),
+    ],
+)
+def test_a_quoted_model_reference_is_the_text_the_engine_gets(
+    shell: str, script: str, literal: str | None, tmp_path: Path
+) -> None:
+    """Single quotes (and a backslash) keep ``$MODEL`` from the shell (bash(1) "QUOTING"; dash the same): vLLM is
+    asked for a model named ``$MODEL`` and fails. kvlint said the model was "only known when the container runs"
+    (the exec-form reading alone knew a literal reference); now KV502 says the engine gets the text and why."""
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
+
+    env = _shim(tmp_path)
+    out = Path(env["ARGV_OUT"])
+    path = shutil.which(shell)
+    if path is None:
+        pytest.skip(f"{shell} not installed")
+    subprocess.run(
+        [path, "-c", script], env={**env, "MODEL": "Qwen/Qwen2.5-7B-Instruct"}, check=False, timeout=60
+    )
+    got = out.read_bytes().decode().split("\0")[:-1]
+    assert (literal in got) if literal else "Qwen/Qwen2.5-7B-Instruct" in got
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(_MODEL_POD.format(shell=shell if shell == "bash" else "sh", script=script))
+    kv502 = [d for d in run_check([str(manifest)], Options(allow_hub=False)).diagnostics if d.rule == "KV502"]
+    if literal is None:
+        assert not any("as written" in d.message or "only known" in d.message for d in kv502)
+        return
+    (d,) = kv502
+    assert "the script quotes it" in d.message and f"'{literal}'" in d.message, d.message
+    assert "only known when the container runs" not in d.message
+

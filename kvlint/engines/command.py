@@ -2997,6 +2997,7 @@ def _dispatch(
                     mark=Mark.NO_MODEL,  # a command read whole (ServingConfig.unreadable)
                 )
             )
+        _quoted_model(cfg, argv, locs, sources)
         return _script_facts(cfg, given, env_locs)
     if found.engine == "tgi":
         tgi = parse_tgi_argv(
@@ -3017,6 +3018,7 @@ def _dispatch(
         if found.appends:
             arguments_not_all_read(tgi, found.appends, found.loc or tgi.command_loc)
             _value_appended(tgi, argv, locs)
+        _quoted_model(tgi, argv, locs, sources)
         return _script_facts(tgi, given, env_locs)
     sgl = parse_sglang_argv(
         argv,
@@ -3039,7 +3041,23 @@ def _dispatch(
     if found.appends:
         arguments_not_all_read(sgl, found.appends, found.loc or sgl.command_loc)
         _value_appended(sgl, argv, locs)
+    _quoted_model(sgl, argv, locs, sources)
     return _script_facts(sgl, given, env_locs)
+
+
+def _quoted_model(
+    cfg: ServingConfig, argv: Sequence[str], locs: Sequence[Loc | None], sources: Sequence[str]
+) -> None:
+    """Mark ``cfg``'s model as a quoted reference of a shell script (:attr:`ServingConfig.quoted_model`): the word the
+    parser took it from is one of :data:`~kvlint.engines.options.QUOTED_SOURCE` (``'$MODEL'``, ``\\$MODEL``), which
+    the engine receives as written."""
+    model = cfg.model
+    if model is None or model.loc is None:
+        return
+    cfg.quoted_model = any(
+        src == QUOTED_SOURCE and text == model.raw and loc == model.loc
+        for text, loc, src in zip(argv, locs, sources, strict=False)
+    )
 
 
 #: Who writes the vLLM options KServe's Hugging Face server passes on from its own (kvlint.engines.kserve).
