@@ -288,3 +288,84 @@ def test_a_quoted_model_reference_is_the_text_the_engine_gets(
     assert "the script quotes it" in d.message and f"'{literal}'" in d.message, d.message
     assert "only known when the container runs" not in d.message
 
+
+# -- 5. wrappers: script -c, unbuffer, coproc --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        'script -q -c "vllm serve m --tensor-parallel-size 2 --max-model-len 4096" /dev/null',
+        'script /dev/null -qc "vllm serve m --tensor-parallel-size 2 --max-model-len 4096"',
+        'script -q --command="vllm serve m --tensor-parallel-size 2 --max-model-len 4096" /dev/null',
+        "script -q -O /dev/null -c 'vllm serve m --tensor-parallel-size 2 --max-model-len 4096'",
+    ],
+)
+def test_script_c_runs_its_command(script: str, tmp_path: Path) -> None:
+    """util-linux's ``script -c CMD`` runs CMD with ``$SHELL -c`` on a pseudo-terminal (a way to keep vLLM's coloured
+    logs, seen in a public launcher: ``script -q -c "vllm serve ..." "$LOG_FILE"``); its options are read anywhere
+    (getopt_long permutes). kvlint read the container as running ``script``, "not a recognised engine command"."""
+    if shutil.which("script") is None:
+        pytest.skip("util-linux script not installed")
+    got = _ran("bash", script + " < /dev/null", tmp_path)
+    assert got == ["serve", "m", "--tensor-parallel-size", "2", "--max-model-len", "4096"]
+    assert [w for w, _u in _words(script)] == got
+
+
+def test_script_without_c_runs_no_engine() -> None:
+    from kvlint.engines.shell import commands
+
+    assert [[w.text for w in c] for c in commands("script -q /tmp/typescript", {})] == [
+        ["script", "-q", "/tmp/typescript"]
+    ]
+
+
+def test_an_exec_form_script_c_is_read() -> None:
+    """``command: [script, -q, -c, "vllm serve ...", /dev/null]``: the kubelet runs script, which gives the string to a
+    shell; the size in it reaches vLLM."""
+    (doc,) = load_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: vllm\n"
+        "    image: vllm/vllm-openai:v0.11.0\n"
+        "    command: [script, -q, -c, 'vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size 2', /dev/null]\n"
+        "    resources: {limits: {nvidia.com/gpu: 2}}\n",
+        "p.yaml",
+    ).documents
+    cfg = parse_container(doc.data["spec"]["containers"][0])
+    assert cfg is not None and cfg.get("tensor_parallel_size") == 2
+
+
+def test_unbuffer_runs_its_command() -> None:
+    """expect's ``unbuffer [-p] program [args]`` runs the program on a pseudo-terminal (expect's unbuffer(1)):
+    the engine's words are after it (not installed here: read against its manual)."""
+    assert _words("unbuffer vllm serve m --max-model-len 4096 | tee /tmp/log") == [
+        ("serve", False),
+        ("m", False),
+        ("--max-model-len", False),
+        ("4096", False),
+    ]
+    cfg = _pod("unbuffer -p vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size 2", gpus=2)
+    assert cfg.get("tensor_parallel_size") == 2  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "coproc vllm serve m --tensor-parallel-size 2; wait",
+        "coproc VL { vllm serve m --tensor-parallel-size 2; }; wait",
+        "coproc { vllm serve m --tensor-parallel-size 2; }; wait",
+    ],
+)
+@pytest.mark.parametrize("shell", ["bash", "dash"])
+def test_coproc_runs_its_command_in_bash_only(shell: str, script: str, tmp_path: Path) -> None:
+    """bash's ``coproc [NAME] COMMAND`` runs COMMAND (bash(1) "Coprocesses"; NAME only before a compound command);
+    dash has no such reserved word ("coproc: not found"): the engine never starts."""
+    got = _ran(shell, script, tmp_path)
+    from kvlint.engines.shell import commands
+
+    read = [c for c in commands(script, {}, sh=shell == "dash") if c and c[0].text == "vllm"]
+    if shell == "bash":
+        assert got == ["serve", "m", "--tensor-parallel-size", "2"]
+        (words,) = read
+        assert [w.text for w in words[1:]] == got
+    else:
+        assert got == [] and read == []

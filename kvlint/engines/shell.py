@@ -1892,6 +1892,29 @@ _OPTION_WRAPPERS: dict[str, tuple[str, str, frozenset[str], int]] = {
     "chroot": ("", "", frozenset({"--groups", "--userspec"}), 1),
     "flock": ("wE", "", frozenset({"--timeout", "--wait", "--conflict-exit-code"}), 1),
     "doas": ("aCu", "", frozenset(), 0),
+    # shell55: expect's unbuffer (``unbuffer [-p] program [args]``: ``-p`` alone, for a pipeline's command), which runs
+    # the command on a pseudo-terminal so that its output is not buffered; util-linux 2.38 script (``script [options]
+    # [file]``, getopt_long ``"+aB:c:eE:fI:O:o:qm:T:t::Vh"`` by its --help: -t's file only attached; ``-c COMMAND``
+    # runs COMMAND with ``$SHELL -c``, /bin/sh when SHELL is unset, and without -c an interactive shell:
+    # :func:`_script_command`)
+    "unbuffer": ("", "", frozenset(), 0),
+    "script": (
+        "BcEIOomT",
+        "t",
+        frozenset(
+            {
+                "--log-in",
+                "--log-out",
+                "--log-io",
+                "--log-timing",
+                "--logging-format",
+                "--command",
+                "--echo",
+                "--output-limit",
+            }
+        ),
+        0,
+    ),
 }
 # util-linux 2.38's su is runuser's su-common.c with ``su->runuser`` false: the same getopt string, ``-u`` refused
 # (``errtryhelp``); read by :func:`_runuser` (``su app -c 'vllm serve m'``, ``su - app -c ...``)
@@ -2271,6 +2294,13 @@ def wrapper_step(
                 return None
             return WrapperStep(end, None, words[after + 1], end, end, after + 1)
         return WrapperStep(after, end=end)
+    if name == "script":
+        # ``script -q -c 'vllm serve ...' /dev/null``: the command given a shell; none without -c (an interactive
+        # shell on the pseudo-terminal, which runs nothing of the manifest's)
+        given = _script_command(words, h, end)
+        if given is None:
+            return None
+        return WrapperStep(end, None, given[0], end, end, given[1])
     if name == "tmux":
         sets: list[tuple[str, int]] = []
         got = _tmux(words, h, end, sets)
@@ -2280,6 +2310,50 @@ def wrapper_step(
         return WrapperStep(after, None, script, stop, stop, at, sets_env=tuple(sets))
     after, split = _after_options(words, h, end, name, unset)
     return WrapperStep(after, split, end=end)
+
+
+def _script_command(words: Sequence[ShellArg], h: int, end: int) -> tuple[ShellArg, int] | None:
+    """The command util-linux's ``script`` at ``words[h]`` gives ``$SHELL -c`` (its ``-c``/``--command`` value, the last
+    one given, as getopt_long reads the options anywhere among the words: ``script /dev/null -qc CMD``), with the index
+    of its word (-1 when attached: ``-cCMD``, ``--command=CMD``); None without one (util-linux 2.38
+    ``term-utils/script.c``: the options as its --help lists them, :data:`_OPTION_WRAPPERS`)."""
+    short, attached, long, _operands = _OPTION_WRAPPERS["script"]
+    command: tuple[ShellArg, int] | None = None
+    j = h + 1
+    while j < end:
+        word = words[j]
+        text = word.text
+        j += 1
+        if text == "--":
+            break
+        if text.startswith("--"):
+            opt, eq, value = text.partition("=")
+            if opt == "--command":
+                if eq:
+                    command = ShellArg(value, word.offset, word.loc, word.from_env, word.unresolved), -1
+                elif j < end:
+                    command = words[j], j
+            if opt in long and not eq:
+                j += 1
+        elif text.startswith("-") and len(text) > 1:
+            for i in range(1, len(text)):
+                letter = text[i]
+                if letter in attached:
+                    break
+                if letter in short:
+                    if i + 1 < len(text):
+                        if letter == "c":
+                            value = text[i + 1 :]
+                            command = (
+                                ShellArg(value, word.offset, word.loc, word.from_env, word.unresolved),
+                                -1,
+                            )
+                    elif j < end:
+                        if letter == "c":
+                            command = words[j], j
+                        j += 1
+                    break
+    return command
 
 
 def _doas_runs_nothing(words: Sequence[ShellArg], h: int, end: int) -> bool:
@@ -3411,6 +3485,13 @@ def _read_commands(
                 h += 1
                 if head == "time" and h < end and words[h].text == "-p":
                     h += 1  # bash's `time -p COMMAND`: the POSIX output format (bash(1) "Pipelines")
+            elif head == "coproc" and not shell.sh and h + 1 < end and not wrapped_once:
+                # bash's `coproc [NAME] COMMAND` (bash(1) "Coprocesses"): the command runs, asynchronously, its output
+                # to a pipe; NAME only before a compound command (`coproc VL { vllm serve ...; }`). dash has no such
+                # reserved word ("coproc: not found": nothing runs)
+                h += 1
+                if h + 1 < end and _NAME_RE.fullmatch(words[h].text) and words[h + 1].text in _OPENS:
+                    h += 1
             elif wrapper is not None:
                 unset: list[str] | None = [] if wrapper in ("env", "exec") else None
                 step = wrapper_step(words, h, end, wrapper, unset)
@@ -3998,6 +4079,10 @@ def _compound_step(cmd: list[Word | tuple[int, str]]) -> int:
     if first in _CLOSES:
         return -1
     step = 0
+    if first == "coproc" and len(cmd) > 1:
+        # bash's `coproc { ...; }`, `coproc NAME { ...; }`: the compound command after it opens
+        name = _raw_of(cmd[1])
+        cmd = cmd[2:] if len(cmd) > 2 and _NAME_RE.fullmatch(name) and _raw_of(cmd[2]) in _OPENS else cmd[1:]
     for word in cmd:
         raw = _raw_of(word)
         if raw in _OPENS:
