@@ -369,3 +369,93 @@ def test_coproc_runs_its_command_in_bash_only(shell: str, script: str, tmp_path:
         assert [w.text for w in words[1:]] == got
     else:
         assert got == [] and read == []
+
+
+# -- 6. version ranges: uv's tool runner, SGLang ---------------------------------------------------------------------
+
+
+def _engine_run(tmp_path: Path, image: str, install: str, command: str) -> tuple[str | None, list[str]]:
+    """The release kvlint reads for a Pod whose ``sh -c`` script runs ``install`` then ``command``, and its KV208s."""
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
+
+    p = tmp_path / "pod.yaml"
+    p.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n  - name: engine\n"
+        f"    image: {image}\n    command: [/bin/sh, -c]\n    args:\n    - |\n      {install}\n      {command}\n"
+        "    resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    r = run_check([str(p)], Options(allow_hub=False))
+    (cr,) = r.containers
+    return cr.serving.version, [d.message for d in r.diagnostics if d.rule == "KV208"]
+
+
+def _newest(versions: tuple[str, ...], spec: str) -> str:
+    """The newest of ``versions`` ``spec`` admits, by packaging (independent of kvlint's reading)."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    return max((v for v in versions if Version(v) in SpecifierSet(spec)), key=Version)
+
+
+def test_a_uv_tool_runner_within_a_range_runs_the_newest_release_in_it(tmp_path: Path) -> None:
+    """``uvx --from "vllm>=0.9,<0.10" vllm serve``: uv resolves the tool's own environment, the newest release the range
+    admits (as pip does). kvlint said "unpinned" and assumed the newest vLLM it models; now the newest it models in
+    the range, with KV208's note that a later one in the range may run, and a uvx fix."""
+    from kvlint.engines.vllm_flags_data import VERSIONS
+
+    version, msgs = _engine_run(
+        tmp_path,
+        "python:3.12",
+        "true",
+        'uvx --from "vllm>=0.9,<0.10" vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 8192',
+    )
+    assert version == _newest(VERSIONS, ">=0.9,<0.10")
+    (msg,) = msgs
+    assert "within the range >=0.9,<0.10" in msg and "unpinned" not in msg, msg
+    # a tool runner's environment is its own: the image's release in the range is not kept
+    version, _ = _engine_run(
+        tmp_path,
+        "vllm/vllm-openai:v0.9.1",
+        "true",
+        'uvx --from "vllm>=0.9,<0.10" vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 8192',
+    )
+    assert version == _newest(VERSIONS, ">=0.9,<0.10")
+
+
+@pytest.mark.parametrize(
+    "install,command",
+    [
+        ('pip install "sglang[all]>=0.4.6,<0.4.7"', "python3 -m sglang.launch_server --model-path M"),
+        ("true", 'uvx --from "sglang[all]>=0.4.6,<0.4.7" python -m sglang.launch_server --model-path M'),
+    ],
+)
+def test_an_sglang_range_is_read_as_its_newest_modelled_release(
+    tmp_path: Path, install: str, command: str
+) -> None:
+    """SGLang's releases read as vLLM's: a range names the newest modelled release in it (was: no release, KV208
+    "the tag 3.12 names no SGLang release", the newest SGLang assumed)."""
+    from kvlint.engines.sglang_flags_data import VERSIONS
+
+    command = command.replace(" M", " Qwen/Qwen2.5-7B-Instruct --context-length 8192")
+    version, msgs = _engine_run(tmp_path, "python:3.12", install, command)
+    assert version == _newest(VERSIONS, ">=0.4.6,<0.4.7")
+    (msg,) = msgs
+    assert "installs SGLang within the range" in msg, msg
+
+
+def test_an_sglang_range_the_image_release_satisfies_keeps_it(tmp_path: Path) -> None:
+    """pip without -U keeps an installed release the range admits ("Requirement already satisfied")."""
+    from packaging.version import Version
+
+    from kvlint.engines.sglang_flags_data import VERSIONS
+
+    carried = min((v for v in VERSIONS if Version("0.4") <= Version(v) < Version("0.5")), key=Version)
+    assert carried != _newest(VERSIONS, ">=0.4,<0.5")  # (so that keeping it is told from upgrading)
+    version, msgs = _engine_run(
+        tmp_path,
+        f"lmsysorg/sglang:v{carried}",
+        'pip install "sglang[all]>=0.4,<0.5"',
+        "python3 -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct --context-length 8192",
+    )
+    assert version == carried and msgs == []

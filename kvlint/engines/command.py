@@ -856,8 +856,32 @@ def _uv_run_release(words: Sequence[str], start: int, engine: str, reader: Requi
         pinned = _last_release(pins)
         if pinned is not None:
             return pinned
-        return "" if run[2] else None
+        if run[2]:
+            # a tool runner's own environment within a range (uvx --from "vllm>=0.9,<0.10"): uv resolves the newest
+            # release the range admits, taken as the newest kvlint models in it (_ranged)
+            ranged = _ranged(pins, engine)
+            return ranged[0] if ranged is not None else ""
+        return None
     return None
+
+
+def _uv_run_range(words: Sequence[str], start: int, engine: str, reader: RequirementReader) -> str:
+    """The version range of ``engine`` a uv tool runner among ``words[:start]`` installs it within (``uvx --from
+    "vllm>=0.9,<0.10" vllm serve``), when :func:`_uv_run_release` took its release from it (:func:`_ranged`); ""
+    otherwise. A tool's environment is its own (uv ``tool run``: an ephemeral environment of the tool's requirements,
+    astral-sh/uv ``crates/uv/src/commands/tool/run.rs``), so no release the image carries is kept in its place."""
+    for k in range(start):
+        if _base(words[k]) not in ("uv", "uvx"):
+            continue
+        run = _uv_run_program(words, k)
+        if run is None:
+            continue
+        pins = [p for p in (reader.read(r) for r in run[1]) if p is not None and p.project == engine]
+        if not run[2] or not pins or _conflicting(pins) or _last_release(pins) is not None:
+            return ""
+        ranged = _ranged(pins, engine)
+        return ranged[1] if ranged is not None else ""
+    return ""
 
 
 def _uv_tool_runner(words: Sequence[str], start: int) -> str:
@@ -1485,6 +1509,8 @@ def _scan_shell(
             found.install_text = clip(" ".join(texts[:start]), 120)
             found.install_loc = program
             found.install_runner = _uv_tool_runner(texts, start)
+            found.install_range = _uv_run_range(texts, start, engine, reader) if uv_release else ""
+            found.range_upgrades = bool(found.install_range)
         for k in range(len(seen) - 1 if uv_release is None else -1, -1, -1):
             t, w0 = seen[k], heads[k]
             got = _pip_install(t, engine, reader)
@@ -2147,15 +2173,19 @@ def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
 
 
 def _ranged(pins: Sequence[Pin], engine: str) -> tuple[str, str] | None:
-    """``(release, range)`` for the last of ``pins`` that installs vLLM within a version range (``vllm>=0.9,<0.10``,
-    ``vllm~=0.9.1``): pip installs the newest release its index holds that the range admits, taken here as the
-    newest release kvlint models in it (:func:`kvlint.engines.requirements.newest_admitted` over
-    :data:`kvlint.engines.vllm_flags_data.VERSIONS`). None when no pin has a range, the engine is not vLLM, or the
-    range admits the newest release kvlint models (pip may take a newer one: the release stays unknown)."""
-    if engine != "vllm":
+    """``(release, range)`` for the last of ``pins`` that installs the engine within a version range
+    (``vllm>=0.9,<0.10``, ``vllm~=0.9.1``, ``sglang[all]>=0.4.6,<0.4.7``): pip (and uv) installs the newest release
+    its index holds that the range admits, taken here as the newest release kvlint models in it
+    (:func:`kvlint.engines.requirements.newest_admitted` over the engine's modelled releases,
+    :data:`kvlint.engines.vllm_flags_data.VERSIONS`, :data:`kvlint.engines.sglang_flags_data.VERSIONS`). None when no
+    pin has a range, the engine is not vLLM or SGLang (TGI's server is no package pip installs), or the range admits
+    the newest release kvlint models (pip may take a newer one: the release stays unknown)."""
+    if engine == "vllm":
+        from kvlint.engines.vllm_flags_data import VERSIONS
+    elif engine == "sglang":
+        from kvlint.engines.sglang_flags_data import VERSIONS
+    else:
         return None
-    from kvlint.engines.vllm_flags_data import VERSIONS
-
     for pin in reversed(pins):
         if pin.spec:
             release = newest_admitted(pin.spec, VERSIONS)
@@ -3398,6 +3428,10 @@ def parse_container(
             listed.install_text = clip(" ".join(texts[: m[1]]), 120)
             listed.install_loc = program or first_loc
             listed.install_runner = _uv_tool_runner(texts, m[1])
+            listed.install_range = (
+                _uv_run_range(texts, m[1], m[0], RequirementReader(m[0])) if uv_release else ""
+            )
+            listed.range_upgrades = bool(listed.install_range)
         return dispatch(listed, m[1])
     if not cmd:
         # args only, naming no serving program: the image ENTRYPOINT runs
