@@ -459,3 +459,51 @@ def test_an_sglang_range_the_image_release_satisfies_keeps_it(tmp_path: Path) ->
         "python3 -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct --context-length 8192",
     )
     assert version == carried and msgs == []
+
+
+RAY_MISTRAL = (
+    Path(__file__).resolve().parents[1]
+    / "fixtures"
+    / "collected"
+    / "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__gke-ray__rayserve__llm__mistral-7b__ray-service.yaml"
+)
+
+
+@pytest.mark.parametrize(
+    "image,spec,kept",
+    [
+        ("rayproject/ray-ml:2.9.0", ">=0.5,<0.6", False),  # the Ray image carries no vLLM
+        (
+            "rayproject/ray-llm:2.46.0-py311-cu124",
+            ">=0.8,<0.9",
+            True,
+        ),  # carries 0.8.5, which the range admits
+        ("rayproject/ray-llm:2.46.0-py311-cu124", ">=0.9,<0.10", False),  # 0.8.5 is outside: replaced
+    ],
+)
+def test_a_ray_runtime_env_range_is_read_as_pip_reads_it(
+    tmp_path: Path, image: str, spec: str, kept: bool
+) -> None:
+    """GKE's Ray Serve sample (``runtime_env.pip: ["vllm==0.4.3"]``) with a range instead: Ray builds a virtualenv over
+    the image's packages (``--system-site-packages``) and pip installs into it, keeping the image's vLLM when the range
+    admits it, else the newest release in the range. kvlint read only exact pins (a range: the image's release, or
+    KV208's assumed newest)."""
+    from kvlint.engines.images import engine_release
+    from kvlint.engines.vllm_flags_data import VERSIONS
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
+
+    text = RAY_MISTRAL.read_text()
+    assert 'pip: ["vllm==0.4.3"]' in text and "image: rayproject/ray-ml:2.9.0" in text
+    out = tmp_path / "ray-service.yaml"
+    out.write_text(
+        text.replace('pip: ["vllm==0.4.3"]', f'pip: ["vllm{spec}"]').replace(
+            "image: rayproject/ray-ml:2.9.0", f"image: {image}"
+        )
+    )
+    res = run_check([str(out)], Options(allow_hub=False))
+    versions = {cr.serving.version for cr in res.containers if cr.serving is not None}
+    want = engine_release(image, "vllm", None) if kept else _newest(VERSIONS, spec)
+    assert versions == {want}, versions
+    notes = [d.message for d in res.diagnostics if d.rule == "KV504" and d.message.startswith("vLLM ")]
+    assert bool(notes) is not kept and all(f"within the range {spec}" in n for n in notes), notes
