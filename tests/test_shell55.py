@@ -350,6 +350,24 @@ def test_unbuffer_runs_its_command() -> None:
 @pytest.mark.parametrize(
     "script",
     [
+        "setpriv --reuid=$(id -u) --regid=$(id -g) --clear-groups vllm serve m --tensor-parallel-size 2",
+        "setpriv --reuid $(id -u) --regid $(id -g) --keep-groups --nnp -- vllm serve m --tensor-parallel-size 2",
+    ],
+)
+def test_setpriv_runs_its_command(script: str, tmp_path: Path) -> None:
+    """util-linux's ``setpriv [options] PROGRAM [ARGS]`` (a privilege drop in entrypoints: ``exec setpriv --reuid=app
+    --regid=app --init-groups python ...``) runs the program after its options, a valued long option's value the next
+    word when not attached. kvlint read ``setpriv`` as the command ("not a recognised engine command")."""
+    if shutil.which("setpriv") is None:
+        pytest.skip("util-linux setpriv not installed")
+    got = _ran("bash", script, tmp_path)
+    assert got == ["serve", "m", "--tensor-parallel-size", "2"]
+    assert [w for w, _u in _words(script.replace("$(id -u)", "0").replace("$(id -g)", "0"))] == got
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
         "coproc vllm serve m --tensor-parallel-size 2; wait",
         "coproc VL { vllm serve m --tensor-parallel-size 2; }; wait",
         "coproc { vllm serve m --tensor-parallel-size 2; }; wait",

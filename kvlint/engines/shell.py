@@ -1898,6 +1898,32 @@ _OPTION_WRAPPERS: dict[str, tuple[str, str, frozenset[str], int]] = {
     # runs COMMAND with ``$SHELL -c``, /bin/sh when SHELL is unset, and without -c an interactive shell:
     # :func:`_script_command`)
     "unbuffer": ("", "", frozenset(), 0),
+    # util-linux 2.38 setpriv (``setpriv [options] <program> [<argument>...]``, its --help: long options, those below
+    # with a value; a privilege drop in container entrypoints, ``exec setpriv --reuid=app --regid=app --init-groups
+    # python ...``). Its ``--reset-env`` (HOME, SHELL, USER, LOGNAME and PATH only) is not modelled
+    "setpriv": (
+        "",
+        "",
+        frozenset(
+            {
+                "--ambient-caps",
+                "--inh-caps",
+                "--bounding-set",
+                "--ruid",
+                "--euid",
+                "--rgid",
+                "--egid",
+                "--reuid",
+                "--regid",
+                "--groups",
+                "--securebits",
+                "--pdeathsig",
+                "--selinux-label",
+                "--apparmor-profile",
+            }
+        ),
+        0,
+    ),
     "script": (
         "BcEIOomT",
         "t",
