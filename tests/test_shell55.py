@@ -188,6 +188,62 @@ def test_what_is_assigned_after_the_file_is_known_again() -> None:
     )
 
 
+_SOURCED_POD = """apiVersion: v1
+kind: ConfigMap
+metadata: {{name: vllm-env}}
+data:
+  env.sh: |
+    TP=2
+    MAX_LEN=8192
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: p}}
+spec:
+  nodeSelector: {{cloud.google.com/gke-accelerator: nvidia-l4}}
+  volumes:
+  - name: cfg
+    configMap: {{name: vllm-env}}
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.11.0
+    command: [bash, -c]
+    args:
+    - |
+      TP=1
+      {read} {path}
+      vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size $TP --max-model-len $MAX_LEN
+    volumeMounts:
+    - {{name: cfg, mountPath: /config}}
+    resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+
+
+@pytest.mark.parametrize("read", [".", "source"])
+def test_a_sourced_file_kvlint_reads_gives_its_values(tmp_path: Path, read: str) -> None:
+    """``. /config/env.sh`` where /config is a ConfigMap of the same inputs: kvlint reads the file in the shell as
+    bash does (its TP=2 replaces the script's TP=1: KV403 on one GPU), where another file's settings are unknown."""
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
+
+    # what bash does with the same file
+    (tmp_path / "env.sh").write_text("TP=2\nMAX_LEN=8192\n")
+    assert (
+        _ran("bash", f"TP=1; {read} ./env.sh; vllm serve m --tensor-parallel-size $TP", tmp_path)[-1] == "2"
+    )
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(_SOURCED_POD.format(read=read, path="/config/env.sh"))
+    res = run_check([str(manifest)], Options(allow_hub=False))
+    (cr,) = res.containers
+    assert cr.serving is not None and cr.serving.get("tensor_parallel_size") == 2
+    assert cr.serving.get("max_model_len") == 8192
+    assert any(d.rule == "KV403" for d in res.diagnostics)
+    # a file the ConfigMap does not hold: unknown, not the script's TP=1 nor the ConfigMap's
+    manifest.write_text(_SOURCED_POD.format(read=read, path="/etc/profile.d/env.sh"))
+    (cr,) = run_check([str(manifest)], Options(allow_hub=False)).containers
+    assert cr.serving is not None and "tensor_parallel_size" in cr.serving.unresolved
+
+
 def test_a_sourced_file_leaves_the_size_unknown_in_the_pod() -> None:
     """End to end: the tensor-parallel size after ``. /config/env.sh`` is not vLLM's 2 (KV403 would compare that with
     the GPUs) but unknown, and the container is not sized."""

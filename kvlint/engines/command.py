@@ -1395,12 +1395,14 @@ def _scan_shell(
     env: Mapping[str, str],
     p: int | None = None,
     unknown: Collection[str] = (),
+    read_file: Callable[[str], str | None] | None = None,
 ) -> tuple[_Found | _Join | _Unrunnable | None, str]:
     """The engine command a ``sh -c`` script runs (or the leader it joins), else None and why not; the
     reason is empty when the script only waits (sleep, trap, wait: no server at all). An engine command the
     shell refuses to run (a quote it never closes, :func:`_unclosed_quote`) is an :class:`_Unrunnable`.
     ``items[k]`` is the shell, ``items[j]`` the script, its ``$0 $1 ...`` the items from ``p`` (``j + 1``);
-    ``unknown`` the variables set with values kvlint does not know (:func:`env_unknown`)."""
+    ``unknown`` the variables set with values kvlint does not know (:func:`env_unknown`); ``read_file`` the files
+    a ``. FILE`` may read (:func:`_sourced_files`)."""
     script_item = items[j]
     script = script_item.text
     p = j + 1 if p is None else p
@@ -1416,7 +1418,13 @@ def _scan_shell(
     pip_environs = 0
     allexport = shell_allexport(items, k + 1, j) if _base(items[k].text) in _SHELLS else False
     for words in commands(
-        script, env, positional, allexport=allexport, sh=_base(items[k].text) in MAYBE_DASH, unknown=unknown
+        script,
+        env,
+        positional,
+        allexport=allexport,
+        sh=_base(items[k].text) in MAYBE_DASH,
+        unknown=unknown,
+        read_file=read_file,
     ):
         texts = [w.text for w in words]
         m = _match_program(texts)
@@ -2602,6 +2610,33 @@ def _mounted_script(
     )
 
 
+def _sourced_files(
+    loader: Callable[[str], tuple[str, Loc | None] | None] | None,
+) -> Callable[[str], str | None] | None:
+    """The reader of the files a container's script reads with ``. FILE`` / ``source FILE`` that kvlint can read
+    itself: an absolute path mounted from a ConfigMap among the inputs (``loader``, :func:`_config_loader`), its text
+    within the mounted-script budget (:func:`_charge_mounted_script`, the same as a script the container runs) and
+    no larger than a ConfigMap may hold; None for any other file (the shell reader then takes what it may set as
+    unknown, :func:`kvlint.engines.shell.commands`)."""
+    if loader is None:
+        return None
+
+    def read(path: str) -> str | None:
+        if not path.startswith("/"):
+            return None
+        got = loader(path)
+        if got is None:
+            return None
+        text = got[0]
+        if len(text.encode("utf-8", "replace")) > CONFIGMAP_MAX_BYTES or not _charge_mounted_script(
+            len(text)
+        ):
+            return None
+        return text
+
+    return read
+
+
 #: Why :func:`_mounted_script` did not read a script (``""``: it did, or there is none): too large for any
 #: ConfigMap, not executable as the container's command (the container never starts), or past kvlint's budget
 _Unmounted = Literal["", "oversized", "unexecutable", "unread"]
@@ -3508,7 +3543,12 @@ def parse_container(
     if mounted is not None:
         # a script the container runs from a ConfigMap of the same inputs: read as ``sh -c`` with its text
         found, _why = _scan_shell(
-            mounted, 0, 1, env, unknown=env_unknown(container, env, configmaps, namespace)
+            mounted,
+            0,
+            1,
+            env,
+            unknown=env_unknown(container, env, configmaps, namespace),
+            read_file=_sourced_files(loader),
         )
         if isinstance(found, _Found):
             return dispatch(found)
@@ -3526,6 +3566,7 @@ def parse_container(
             sh[2],
             # (a wrapper that changes the environment, `env -i`: as before, the names it leaves taken as unset)
             env_unknown(container, env, configmaps, namespace) if script_env is env else (),
+            read_file=_sourced_files(loader),
         )
         if isinstance(found, _Found):
             return dispatch(found, sh[0])

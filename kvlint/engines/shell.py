@@ -2767,6 +2767,7 @@ def commands(
     allexport: bool = False,
     sh: bool = False,
     unknown: Collection[str] = (),
+    read_file: Callable[[str], str | None] | None = None,
 ) -> Iterator[ShellCommand]:
     """Yield each simple command of ``script`` as expanded words, wrappers stripped, with the environment bash
     runs it with (:attr:`ShellCommand.environ`: ``env`` (or ``_environ``) as the script's assignments, ``export``,
@@ -2786,6 +2787,10 @@ def commands(
     ``${A:-4096}`` and ``${A-4096}`` stay unresolved (bash passes A's value when it is set), where a name neither
     the container's env nor the script sets takes the default (kvlint assumes the image's ``ENV`` does not set it,
     as it does for a ``$(VAR)`` the kubelet expands).
+
+    ``read_file``: the text of a file the container holds that kvlint reads (a ConfigMap mounted in it), else None:
+    a script ``. FILE``/``source FILE`` reads is read in this shell when it gives the text (its words then point at
+    the ``.`` command), and when it does not, what the file may set is unknown (:meth:`_Shell.forget_all`).
     """
     try:
         yield from _read_commands(
@@ -2799,6 +2804,7 @@ def commands(
             _environ=_environ,
             _allexport=allexport,
             _unknown=unknown,
+            _read_file=read_file,
         )
     finally:
         if _depth == 0:
@@ -2979,6 +2985,7 @@ class _Shell:
         "array_names",
         "dependents",
         "forgets",
+        "read_file",
     )
 
     def __init__(
@@ -3039,6 +3046,8 @@ class _Shell:
         self.dependents: dict[str, set[str]] = {}
         #: the times :meth:`forget_all` may still walk every variable (then every assignment is unknown: ``leaked``)
         self.forgets = _FORGETS
+        #: the text of a file the container holds that kvlint reads (:func:`commands`' ``read_file``), else None
+        self.read_file: Callable[[str], str | None] | None = None
 
     def _stale(self, name: str) -> None:
         """``name`` is assigned or unset: each variable whose value is the text of a reference to its old value,
@@ -3144,6 +3153,7 @@ def _read_commands(
     _allexport: bool = False,
     _sh: bool = False,
     _unknown: Collection[str] = (),
+    _read_file: Callable[[str], str | None] | None = None,
 ) -> Iterator[ShellCommand]:
     """:func:`commands`, which forgets the words it read when done. ``_shell``: the shell to read the script in
     (``eval``'s and a function's), else a new one starting from ``env`` and ``_environ``; ``_span``: the part of
@@ -3152,6 +3162,7 @@ def _read_commands(
         shell = _Shell(env, _environ, _depth > 0, _unknown)
         shell.allexport = _allexport  # `bash -a -c SCRIPT`
         shell.sh = _sh
+        shell.read_file = _read_file
     else:
         shell = _shell
     local_env = shell.vars
@@ -3666,6 +3677,24 @@ def _read_commands(
                     tokens.push(token)
                 if len(heredocs) > mine[-1]:
                     reread = (original, heredocs[mine[-1]], _eval_offset, params)
+        elif (
+            head in _SOURCE
+            and len(words) >= 2
+            and shell.read_file is not None
+            and budget.calls > 0
+            and not words[1].unresolved
+        ):
+            # `. /config/env.sh`: a file kvlint reads (a ConfigMap mounted in the container), read in this shell as
+            # bash and dash read it (bash(1) "SHELL BUILTIN COMMANDS", "."); its words point at the `.` command
+            sourced = shell.read_file(words[1].text)
+            if sourced is not None:
+                budget.calls -= 1
+                params = (
+                    [positional[0] if positional else ShellArg(""), *words[2:]]
+                    if len(words) > 2
+                    else positional
+                )
+                reread = (sourced, None, words[0].offset if _eval_offset is None else _eval_offset, params)
         # a script kvlint does not read runs in this shell: a file `.`/`source` reads (not the command's input, read
         # above), or an eval string holding a command's output or a variable's whole value (`eval "$(cat f)"`,
         # `eval "$SETUP"`): what it assigns is not known (_Shell.forget_all), once it has run
