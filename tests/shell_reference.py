@@ -14,6 +14,8 @@ import shlex
 from collections.abc import Iterator, Mapping, Sequence
 
 from kvlint.engines.shell import (
+    _SHELL_HOOK_NAMES,
+    _SHELL_HOOK_RE,
     _default_text,
     ansi_c_text,
     cut_text,
@@ -672,20 +674,24 @@ def _ref_depends(local_env: dict[str, str], deps: dict[str, set[str]], name: str
 def _ref_unread_script(word: ShellArg, env: Mapping[str, str]) -> bool:
     """shell55: an eval word kvlint cannot read as script: a command's output, or a whole reference that may be set."""
     if word.substituted:
-        return True
+        return _SHELL_HOOK_RE.fullmatch(word.text) is None  # (a tool's shell hook: its own names only)
     m = re.fullmatch(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})", word.text)
     name = m and (m.group(1) or m.group(2))
     return bool(word.unresolved and name and ("?" + name in env or "?*" in env))
 
 
-def _ref_forget_all(local_env: dict[str, str], deps: dict[str, set[str]]) -> None:
-    """shell55: a script not read ran in this shell: every variable unknown, any other name may be set."""
+def _ref_forget_all(local_env: dict[str, str], deps: dict[str, set[str]], only: Any = None) -> None:
+    """shell55: a script not read ran in this shell: every variable unknown, any other name may be set; ``only``:
+    the prefixes and names a tool's shell hook sets, the only ones made unknown."""
     for name in list(local_env):
         if name[:1] != "?" and name != "IFS":
+            if only is not None and not (name.startswith(only[0]) or name in only[1]):
+                continue
             del local_env[name]
             local_env["?" + name] = ""
-    local_env["?*"] = ""
-    deps.clear()
+    if only is None:
+        local_env["?*"] = ""
+        deps.clear()
 
 
 def commands(
@@ -937,9 +943,19 @@ def commands(
                     local_env.pop(name, None)
             if any(_ref_unread_script(w, local_env) for w in words[1:]):
                 _ref_forget_all(local_env, deps)
+            elif any(w.substituted for w in words[1:]) and all(
+                not w.substituted or _SHELL_HOOK_RE.fullmatch(w.text) for w in words[1:]
+            ):
+                _ref_forget_all(local_env, deps, _SHELL_HOOK_NAMES)
             continue
         if words[0].text == "eval" and any(_ref_unread_script(w, local_env) for w in words[1:]):
             _ref_forget_all(local_env, deps)  # shell55: an eval not read here (nested too deep)
+        elif (
+            words[0].text == "eval"
+            and any(w.substituted for w in words[1:])
+            and all(not w.substituted or _SHELL_HOOK_RE.fullmatch(w.text) for w in words[1:])
+        ):
+            _ref_forget_all(local_env, deps, _SHELL_HOOK_NAMES)
         if words[0].text in (".", "source") and len(words) >= 2 and words[1].text not in _REF_STDIN:
             _ref_forget_all(local_env, deps)  # shell55: a file not read
         at = _nested_shell_script(words)

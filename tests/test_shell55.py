@@ -581,3 +581,21 @@ def test_a_ray_runtime_env_range_is_read_as_pip_reads_it(
     assert versions == {want}, versions
     notes = [d.message for d in res.diagnostics if d.rule == "KV504" and d.message.startswith("vLLM ")]
     assert bool(notes) is not kept and all(f"within the range {spec}" in n for n in notes), notes
+
+
+@pytest.mark.parametrize(
+    "hook",
+    [
+        '"$(conda shell.bash hook)"',
+        '"$(/opt/conda/bin/conda shell.bash hook)"',
+        '"$(micromamba shell hook -s bash)"',
+        '"$(pyenv init -)"',
+    ],
+)
+def test_a_tool_shell_hook_sets_only_its_own_names(hook: str) -> None:
+    """``eval "$(conda shell.bash hook)"`` (conda's documented way to ``conda activate`` in a script) defines conda's
+    functions and sets its CONDA_* variables and PATH: the size the script set before it stays known, where an eval
+    of any other command's output makes every variable unknown."""
+    script = f"TP=2; CONDA_PREFIX=/x; eval {hook}; vllm serve m --tensor-parallel-size $TP $CONDA_PREFIX"
+    assert _words(script)[-2:] == [("2", False), ("$CONDA_PREFIX", True)]
+    assert _words(script.replace(hook, '"$(cat /etc/setup)"'))[-2][1] is True

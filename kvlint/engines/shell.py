@@ -3075,25 +3075,29 @@ class _Shell:
             if ref != name and (_UNKNOWN_MARK + ref in variables or (anyone and ref not in variables)):
                 self.dependents.setdefault(ref, set()).add(name)
 
-    def forget_all(self) -> None:
+    def forget_all(self, only: tuple[tuple[str, ...], tuple[str, ...]] | None = None) -> None:
         """A script kvlint does not read ran in this shell (``. FILE``, ``source FILE``, ``eval "$(cat f)"``; bash(1)
         "SHELL BUILTIN COMMANDS": ``.`` reads and executes the file's commands "in the current shell environment"):
         it may have set any variable, so each one the shell knew is now set to a value kvlint does not know
         (:data:`_UNKNOWN_MARK`), exported ones in the environment of later commands too, and any other name may be
         set (``?*``: ``${TP:-1}`` stays unresolved); the arrays kept are forgotten. ``IFS`` is kept. At most
         :data:`_FORGETS` walks of the variables; past them every later assignment is unknown (``leaked``), so the
-        walk has nothing new to forget."""
+        walk has nothing new to forget. ``only``: the script sets only names with these prefixes and these names
+        (a tool's shell hook, :data:`_SHELL_HOOK_NAMES`): only those are made unknown."""
         variables = self.vars
-        variables[_UNKNOWN_MARK + "*"] = ""
-        self.dependents.clear()
-        self.array_names.update(self.arrays)
-        self.arrays.clear()
+        if only is None:
+            variables[_UNKNOWN_MARK + "*"] = ""
+            self.dependents.clear()
+            self.array_names.update(self.arrays)
+            self.arrays.clear()
         if self.forgets <= 0:
             self.leaked = True
             return
         self.forgets -= 1
         for name in list(variables):
             if name[:1] == _UNKNOWN_MARK or name == "IFS":
+                continue
+            if only is not None and not (name.startswith(only[0]) or name in only[1]):
                 continue
             variables.pop(name, None)
             variables[_UNKNOWN_MARK + name] = ""
@@ -3701,6 +3705,8 @@ def _read_commands(
         forget = (head in _SOURCE and len(words) >= 2 and reread is None and not call) or (
             head == "eval" and any(_unread_script(w, local_env) for w in words[1:])
         )
+        if head == "eval" and not forget and _hook_only(words[1:]):
+            shell.forget_all(_SHELL_HOOK_NAMES)  # `eval "$(conda shell.bash hook)"`: the tool's own names
         if reread is not None:
             # read in this shell: what it assigns and exports stays (`eval "export A=1"`); a prefix assignment holds
             # while it runs (`A=1 eval 'vllm serve m --x $A'`), and is the shell's before and after
@@ -3823,9 +3829,28 @@ def _unread_script(word: ShellArg, env: Mapping[str, str]) -> bool:
     in ``env``; one neither the container's env nor the script sets is empty), not a known word nor one holding a
     reference among other text (``eval "vllm serve $MODEL"``: a value in a command kvlint reads)."""
     if word.substituted:
-        return True
+        return _SHELL_HOOK_RE.fullmatch(word.text) is None
     m = _WHOLE_REFERENCE_RE.fullmatch(word.text) if word.unresolved else None
     return m is not None and _maybe_set(env, m.group(1) or m.group(2))
+
+
+#: The output of a tool's shell hook, which ``eval`` runs to set the tool up (``eval "$(conda shell.bash hook)"``, the
+#: conda documentation's way to use ``conda activate`` in a script; ``micromamba shell hook -s bash``, ``mamba shell
+#: hook``, ``pyenv init -``): it defines the tool's functions and sets the tool's own variables and PATH
+#: (:data:`_SHELL_HOOK_NAMES`), not every name, so only those are made unknown (:meth:`_Shell.forget_all`).
+_SHELL_HOOK_RE = re.compile(
+    r"\$\((?:[^()\s]*/)?(?:(?:conda|mamba|micromamba) shell(?:\.[a-z]+)?(?: [a-z-]+)*? hook(?: -s [a-z]+)?"
+    r"|(?:conda|mamba|micromamba) shell hook(?: -s [a-z]+| --shell[ =][a-z]+)?|pyenv (?:virtualenv-)?init -)\)"
+)
+#: What a shell hook of :data:`_SHELL_HOOK_RE` sets: names with these prefixes, and these names.
+_SHELL_HOOK_NAMES = (("CONDA_", "_CE_", "_CONDA", "MAMBA_", "_MAMBA", "PYENV", "_PYENV"), ("PATH", "PS1"))
+
+
+def _hook_only(words: Sequence[ShellArg]) -> bool:
+    """Whether an ``eval``'s words are only tool shell hooks (:data:`_SHELL_HOOK_RE`) and known words."""
+    return any(w.substituted for w in words) and all(
+        not w.substituted or _SHELL_HOOK_RE.fullmatch(w.text) is not None for w in words
+    )
 
 
 #: A word that is one variable reference and nothing else: ``$A``, ``${A}``.
