@@ -957,7 +957,9 @@ def commands(
         ):
             _ref_forget_all(local_env, deps, _SHELL_HOOK_NAMES)
         if words[0].text in (".", "source") and len(words) >= 2 and words[1].text not in _REF_STDIN:
-            _ref_forget_all(local_env, deps)  # shell55: a file not read
+            # shell55: a file not read (a Python environment's bin/activate: its own names only)
+            activate = re.search(r"(?:\A|/)bin/activate\Z", words[1].text)
+            _ref_forget_all(local_env, deps, _SHELL_HOOK_NAMES if activate else None)
         at = _nested_shell_script(words)
         if at is not None and _depth < 3:
             off = words[at].offset if _eval_offset is None else _eval_offset

@@ -599,3 +599,23 @@ def test_a_tool_shell_hook_sets_only_its_own_names(hook: str) -> None:
     script = f"TP=2; CONDA_PREFIX=/x; eval {hook}; vllm serve m --tensor-parallel-size $TP $CONDA_PREFIX"
     assert _words(script)[-2:] == [("2", False), ("$CONDA_PREFIX", True)]
     assert _words(script.replace(hook, '"$(cat /etc/setup)"'))[-2][1] is True
+
+
+@pytest.mark.parametrize("shell", ["bash", "dash"])
+def test_a_python_environment_activation_keeps_the_scripts_values(shell: str, tmp_path: Path) -> None:
+    """``. venv/bin/activate`` (a real one, made by ``python -m venv``) sets VIRTUAL_ENV, PATH and PS1, not the
+    script's own settings: the size set before it stays known (the engine gets 2), where another file's settings are
+    unknown."""
+    import sys
+
+    made = subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")],
+        capture_output=True,
+        timeout=120,
+    )
+    if made.returncode != 0:
+        pytest.skip("python -m venv is not available")
+    script = "TP=2; . ./venv/bin/activate; vllm serve m --tensor-parallel-size $TP"
+    got = _ran(shell, script, tmp_path)
+    assert got[-1] == "2"
+    assert _words(script, sh=shell == "dash")[-1] == ("2", False)

@@ -3707,6 +3707,10 @@ def _read_commands(
         )
         if head == "eval" and not forget and _hook_only(words[1:]):
             shell.forget_all(_SHELL_HOOK_NAMES)  # `eval "$(conda shell.bash hook)"`: the tool's own names
+        elif forget and head in _SOURCE and _ACTIVATE_RE.search(words[1].text) is not None:
+            # `. /opt/venv/bin/activate`: a Python environment's activation script, its own names only
+            forget = False
+            shell.forget_all(_SHELL_HOOK_NAMES)
         if reread is not None:
             # read in this shell: what it assigns and exports stays (`eval "export A=1"`); a prefix assignment holds
             # while it runs (`A=1 eval 'vllm serve m --x $A'`), and is the shell's before and after
@@ -3843,7 +3847,18 @@ _SHELL_HOOK_RE = re.compile(
     r"|(?:conda|mamba|micromamba) shell hook(?: -s [a-z]+| --shell[ =][a-z]+)?|pyenv (?:virtualenv-)?init -)\)"
 )
 #: What a shell hook of :data:`_SHELL_HOOK_RE` sets: names with these prefixes, and these names.
-_SHELL_HOOK_NAMES = (("CONDA_", "_CE_", "_CONDA", "MAMBA_", "_MAMBA", "PYENV", "_PYENV"), ("PATH", "PS1"))
+_SHELL_HOOK_NAMES = (
+    ("CONDA_", "_CE_", "_CONDA", "MAMBA_", "_MAMBA", "PYENV", "_PYENV", "VIRTUAL_ENV", "_OLD_VIRTUAL_"),
+    ("PATH", "PS1", "PYTHONHOME"),
+)
+
+
+#: A Python environment's activation script: ``VENV/bin/activate`` (CPython ``Lib/venv/scripts/common/activate``,
+#: virtualenv's ``activate.sh``: VIRTUAL_ENV, VIRTUAL_ENV_PROMPT, PATH, PS1, the _OLD_VIRTUAL_* copies, PYTHONHOME
+#: unset, a ``deactivate`` function) or conda's ``bin/activate`` (conda's hook and ``conda activate``: CONDA_*, PATH,
+#: PS1; **[assumed]** an environment's own ``activate.d`` scripts set no setting of the engine's command), read as a
+#: shell hook (:data:`_SHELL_HOOK_NAMES`).
+_ACTIVATE_RE = re.compile(r"(?:\A|/)bin/activate\Z")
 
 
 def _hook_only(words: Sequence[ShellArg]) -> bool:
