@@ -336,13 +336,18 @@ def test_a_quoted_model_reference_is_the_text_the_engine_gets(
     assert (literal in got) if literal else "Qwen/Qwen2.5-7B-Instruct" in got
     manifest = tmp_path / "pod.yaml"
     manifest.write_text(_MODEL_POD.format(shell=shell if shell == "bash" else "sh", script=script))
-    kv502 = [d for d in run_check([str(manifest)], Options(allow_hub=False)).diagnostics if d.rule == "KV502"]
+    result = run_check([str(manifest)], Options(allow_hub=False))
+    kv502 = [d for d in result.diagnostics if d.rule == "KV502"]
     if literal is None:
         assert not any("as written" in d.message or "only known" in d.message for d in kv502)
         return
     (d,) = kv502
     assert "the script quotes it" in d.message and f"'{literal}'" in d.message, d.message
     assert "only known when the container runs" not in d.message
+    from kvlint.sizing import sizing_of
+
+    # the summary's reason: the model is unknown (a text the engine refuses), not a template left unrendered
+    assert [sizing_of(cr) for cr in result.containers] == ["model unknown"]
 
 
 # -- 5. wrappers: script -c, unbuffer, coproc --------------------------------------------------------------------------
