@@ -3566,7 +3566,7 @@ def parse_container(
             sh[2],
             # (a wrapper that changes the environment, `env -i`: as before, the names it leaves taken as unset)
             env_unknown(container, env, configmaps, namespace) if script_env is env else (),
-            read_file=_sourced_files(loader),
+            _sourced_files(loader),
         )
         if isinstance(found, _Found):
             return dispatch(found, sh[0])
