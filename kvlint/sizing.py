@@ -126,7 +126,12 @@ def sizing_of(cr: ContainerResult) -> str:
     if why is not None:
         return why.value
     if cr.model is None:
-        placeholder = "{{" in s.model.value or "${" in s.model.value or path_placeholder(s.model.value)
+        # (a shell script's quoted '${MODEL}' is no placeholder: the engine is given that text, KV502)
+        placeholder = (
+            "{{" in s.model.value
+            or ("${" in s.model.value and not s.quoted_model)
+            or path_placeholder(s.model.value)
+        )
         return "template not rendered" if placeholder else "model unknown"
     if unresolved_sizes(s):
         # a serving-runtime template (or LLMInferenceServiceConfig preset) that names its model still takes its

@@ -526,6 +526,9 @@ class ServingConfig:
             directly, or through an image ENTRYPOINT that passes them on): a ``$VAR`` or ``${VAR}`` in it is
             the engine's literal text, as the kubelet expands only ``$(VAR)`` (Kubernetes docs, "Define a Command
             and Arguments for a Container"). False for a ``sh -c`` script's words, and when not known.
+        quoted_model: the model word is a shell script's reference quoted so that the shell does not expand it
+            (``vllm serve '$MODEL'``, :data:`kvlint.engines.options.QUOTED_SOURCE`): the engine receives the text
+            as written, as in :attr:`exec_form` (bash(1) "QUOTING"; dash the same).
     """
 
     engine: EngineName
@@ -580,6 +583,7 @@ class ServingConfig:
     env_unread: tuple[tuple[str | None, str], ...] = ()
     draft_model: ModelSpec | None = None
     exec_form: bool = False
+    quoted_model: bool = False
     #: the values of the env variables that :func:`kvlint.engines.command.env_launch` passed to the engine as the
     #: options they are named after, on an assumption (a custom image's entrypoint started from its env: the engine
     #: reads no such variable): where each is -> its name; empty for a command the manifest holds

@@ -14,6 +14,8 @@ import shlex
 from collections.abc import Iterator, Mapping, Sequence
 
 from kvlint.engines.shell import (
+    _SHELL_HOOK_NAMES,
+    _SHELL_HOOK_RE,
     _default_text,
     ansi_c_text,
     cut_text,
@@ -185,7 +187,7 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
     return Part("lit", "$", quoted), i + 1
 
 
-def lex(script: str) -> list[Word | str]:
+def lex(script: str, bash: bool = False) -> list[Word | str]:
     """Tokenise a shell script into words and operator strings (``&&``, ``;``, ``\\n``, ``|`` ...).
 
     Handles single/double quotes, backslash escapes, ``\\``-newline continuations, ``#`` comments,
@@ -250,6 +252,14 @@ def lex(script: str) -> list[Word | str]:
             end = n if end < 0 else end + 2
             out.append(Word([Part("sub", script[i:end])], i, script[i:end]))
             i = end
+            continue
+        if bash and script.startswith("&>", i):
+            # shell55: bash's &> and &>> redirect (a digit before it is a word of its own, not an io-number)
+            flush(i)
+            start = i
+            j = i + 3 if script.startswith("&>>", i) else i + 2
+            lit(script[i:j], False)
+            i = j
             continue
         if c in _OP_CHARS:
             # longest operator first: ``&&``, ``||``, ``;;``, then the single characters of _OPS
@@ -323,7 +333,7 @@ def lex(script: str) -> list[Word | str]:
     return out
 
 
-_REDIRECT_RE = re.compile(r"^\d*(>\||<>|>>?|<<?|>&|&>>?)(.*)$")
+_REDIRECT_RE = re.compile(r"^\d*(>\||<>|>&|<&|&>>?|>>?|<<?)(.*)$")
 
 
 def _expand(
@@ -638,6 +648,52 @@ def _nested_shell_script(words: list[Any]) -> int | None:
     return None
 
 
+_REF_STDIN = ("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+
+
+def _ref_refs(value: str) -> list[str]:
+    """shell55: the names a value references (``$A``, ``${A...``)."""
+    return re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", value)
+
+
+def _ref_stale(local_env: dict[str, str], deps: dict[str, set[str]], name: str) -> None:
+    """shell55: ``name`` is assigned: a variable holding the text of a reference to its old, unknown value is unknown."""
+    for dep in deps.pop(name, set()):
+        if dep in local_env and name in _ref_refs(local_env[dep]):
+            del local_env[dep]
+            local_env["?" + dep] = ""
+
+
+def _ref_depends(local_env: dict[str, str], deps: dict[str, set[str]], name: str, value: str) -> None:
+    """shell55: ``name``'s value references variables set to values not known."""
+    for ref in _ref_refs(value):
+        if ref != name and ("?" + ref in local_env or ("?*" in local_env and ref not in local_env)):
+            deps.setdefault(ref, set()).add(name)
+
+
+def _ref_unread_script(word: ShellArg, env: Mapping[str, str]) -> bool:
+    """shell55: an eval word kvlint cannot read as script: a command's output, or a whole reference that may be set."""
+    if word.substituted:
+        return _SHELL_HOOK_RE.fullmatch(word.text) is None  # (a tool's shell hook: its own names only)
+    m = re.fullmatch(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})", word.text)
+    name = m and (m.group(1) or m.group(2))
+    return bool(word.unresolved and name and ("?" + name in env or "?*" in env))
+
+
+def _ref_forget_all(local_env: dict[str, str], deps: dict[str, set[str]], only: Any = None) -> None:
+    """shell55: a script not read ran in this shell: every variable unknown, any other name may be set; ``only``:
+    the prefixes and names a tool's shell hook sets, the only ones made unknown."""
+    for name in list(local_env):
+        if name[:1] != "?" and name != "IFS":
+            if only is not None and not (name.startswith(only[0]) or name in only[1]):
+                continue
+            del local_env[name]
+            local_env["?" + name] = ""
+    if only is None:
+        local_env["?*"] = ""
+        deps.clear()
+
+
 def commands(
     script: str,
     env: Mapping[str, str],
@@ -646,7 +702,7 @@ def commands(
     _depth: int = 0,
     _eval_offset: int | None = None,
     _budget: _Budget | None = None,
-    _state: tuple[dict[str, str], set[str]] | None = None,
+    _state: tuple[dict[str, str], set[str], dict[str, set[str]]] | None = None,
     _sh: bool = False,
 ) -> Iterator[list[ShellArg]]:
     """Yield each simple command of ``script`` as expanded words, wrappers stripped.
@@ -660,15 +716,15 @@ def commands(
     """
     # shell50: the shell's variables and the names it exports (it inherited or exported), which eval's string shares
     if _state is None:
-        _state = (dict(env), set(env))
-    local_env, exported = _state
+        _state = (dict(env), set(env), {})
+    local_env, exported, deps = _state
     budget = _budget if _budget is not None else _Budget()
     cmd: list[Word] = []
     # Go/Helm template actions become one opaque word of the same length (offsets and lines preserved)
     templates = _template_shapes(script)
     if templates:
         script = _with_placeholders(script)
-    tokens = lex(script)
+    tokens = lex(script, bash=not _sh)
     tokens.append(";")
     # shell51: a command of a pipeline (`A=1 | cat`) or run in the background (`A=1 &`) runs in a subshell: the state
     # before it is put back at the next operator
@@ -800,6 +856,7 @@ def commands(
         splits = 0
         # shell50: a NAME=value before the command holds for that command only, as env's NAME=value and -u/-i do
         prefix: list[tuple[str, str | None]] = []
+        prefix_args: list[ShellArg] = []
         own: list[tuple[str, str | None]] = []
         wrapped = False
         while words:
@@ -827,30 +884,37 @@ def commands(
                 name, _, val = head.partition("=")
                 if not wrapped:
                     prefix.append((name, None if words[0].substituted else val))
+                    prefix_args.append(words[0])
                 words = words[1:]
             elif head in ("export", "declare", "local", "readonly", "typeset"):
                 for arg in words[1:]:
                     if _ASSIGN_RE.match(arg.text):
                         name, _, val = arg.text.partition("=")
+                        _ref_stale(local_env, deps, name)
                         if arg.substituted:
                             local_env.pop(name, None)
                             local_env["?" + name] = ""  # review53D: set, its value not known
                         else:
                             local_env[name] = val
                             local_env.pop("?" + name, None)
+                            if arg.unresolved:
+                                _ref_depends(local_env, deps, name, val)
                         if head == "export":
                             exported.add(name)
                 words = []
             else:
                 break
         if prefix and not words:
-            for name, value in prefix:  # assignments alone: the shell's variables
+            for (name, value), arg in zip(prefix, prefix_args):  # assignments alone: the shell's variables
+                _ref_stale(local_env, deps, name)
                 if value is None:
                     local_env.pop(name, None)
                     local_env["?" + name] = ""  # review53D: set, its value not known
                 else:
                     local_env[name] = value
                     local_env.pop("?" + name, None)
+                    if arg.unresolved:
+                        _ref_depends(local_env, deps, name, value)
         if not words:
             continue
         if words[0].text == "eval" and _depth < 3:
@@ -877,7 +941,25 @@ def commands(
                     local_env[name] = saved[name]
                 else:
                     local_env.pop(name, None)
+            if any(_ref_unread_script(w, local_env) for w in words[1:]):
+                _ref_forget_all(local_env, deps)
+            elif any(w.substituted for w in words[1:]) and all(
+                not w.substituted or _SHELL_HOOK_RE.fullmatch(w.text) for w in words[1:]
+            ):
+                _ref_forget_all(local_env, deps, _SHELL_HOOK_NAMES)
             continue
+        if words[0].text == "eval" and any(_ref_unread_script(w, local_env) for w in words[1:]):
+            _ref_forget_all(local_env, deps)  # shell55: an eval not read here (nested too deep)
+        elif (
+            words[0].text == "eval"
+            and any(w.substituted for w in words[1:])
+            and all(not w.substituted or _SHELL_HOOK_RE.fullmatch(w.text) for w in words[1:])
+        ):
+            _ref_forget_all(local_env, deps, _SHELL_HOOK_NAMES)
+        if words[0].text in (".", "source") and len(words) >= 2 and words[1].text not in _REF_STDIN:
+            # shell55: a file not read (a Python environment's bin/activate: its own names only)
+            activate = re.search(r"(?:\A|/)bin/activate\Z", words[1].text)
+            _ref_forget_all(local_env, deps, _SHELL_HOOK_NAMES if activate else None)
         at = _nested_shell_script(words)
         if at is not None and _depth < 3:
             off = words[at].offset if _eval_offset is None else _eval_offset

@@ -54,10 +54,27 @@ def test_the_script_reader_reads_a_pin_as_pip_does(req: str, pin: str | None) ->
     assert _pip_pinned(["pip", "install", "--quiet", req], "vllm") == pin
 
 
+def _newest_08() -> str:
+    """The newest vLLM 0.8.x kvlint models, by packaging over the modelled releases."""
+    from packaging.version import Version
+
+    from kvlint.engines.vllm_flags_data import VERSIONS
+
+    return max((v for v in VERSIONS if Version("0.8") <= Version(v) < Version("0.9")), key=Version)
+
+
+#: shell55: the ranges among CASES, which the RayService reader reads as pip installs them in Ray's virtualenv over an
+#: image carrying no vLLM (the newest release kvlint models in the range), as the script reader's pip install does
+RANGED = {"vllm==0.8.*": _newest_08(), "vllm>=0.8,==0.8.5": "0.8.5"}
+
+
 @pytest.mark.parametrize(("req", "pin"), CASES)
 def test_the_rayservice_reader_reads_a_pin_as_pip_does(req: str, pin: str | None) -> None:
+    pin = RANGED.get(req, pin)
     assert _pinned_vllm({"pip": ["ray[serve]", req]})[0] == pin
     assert _pinned_vllm({"uv": {"packages": [req]}})[0] == pin
+    if req in RANGED:
+        assert _pip_install(["pip", "install", req], "vllm") == pin
 
 
 def test_project_names_compare_as_pep_503_normalises_them() -> None:

@@ -60,6 +60,7 @@ from kvlint.engines.options import (
     chart_provenance,
     launched_from_env,
     prefixed,
+    unseen_expansion,
 )
 from kvlint.engines.pip_options import PIP_SHORT_VALUED, PIP_VALUED
 from kvlint.engines.requirements import (
@@ -870,8 +871,32 @@ def _uv_run_release(words: Sequence[str], start: int, engine: str, reader: Requi
         pinned = _last_release(pins)
         if pinned is not None:
             return pinned
-        return "" if run[2] else None
+        if run[2]:
+            # a tool runner's own environment within a range (uvx --from "vllm>=0.9,<0.10"): uv resolves the newest
+            # release the range admits, taken as the newest kvlint models in it (_ranged)
+            ranged = _ranged(pins, engine)
+            return ranged[0] if ranged is not None else ""
+        return None
     return None
+
+
+def _uv_run_range(words: Sequence[str], start: int, engine: str, reader: RequirementReader) -> str:
+    """The version range of ``engine`` a uv tool runner among ``words[:start]`` installs it within (``uvx --from
+    "vllm>=0.9,<0.10" vllm serve``), when :func:`_uv_run_release` took its release from it (:func:`_ranged`); ""
+    otherwise. A tool's environment is its own (uv ``tool run``: an ephemeral environment of the tool's requirements,
+    astral-sh/uv ``crates/uv/src/commands/tool/run.rs``), so no release the image carries is kept in its place."""
+    for k in range(start):
+        if _base(words[k]) not in ("uv", "uvx"):
+            continue
+        run = _uv_run_program(words, k)
+        if run is None:
+            continue
+        pins = [p for p in (reader.read(r) for r in run[1]) if p is not None and p.project == engine]
+        if not run[2] or not pins or _conflicting(pins) or _last_release(pins) is not None:
+            return ""
+        ranged = _ranged(pins, engine)
+        return ranged[1] if ranged is not None else ""
+    return ""
 
 
 def _uv_tool_runner(words: Sequence[str], start: int) -> str:
@@ -1160,6 +1185,9 @@ class _Join:
     loc: Loc | None
 
 
+#: A program word that is one variable's value kvlint does not know (``"$LAUNCHER_SCRIPT"``).
+_VARIABLE_PROGRAM_RE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?")
+
 #: Shell builtins that read a script into the current shell (its settings), rather than run a program.
 _SOURCE = frozenset({"source", "."})
 
@@ -1383,12 +1411,14 @@ def _scan_shell(
     env: Mapping[str, str],
     p: int | None = None,
     unknown: Collection[str] = (),
+    read_file: Callable[[str], str | None] | None = None,
 ) -> tuple[_Found | _Join | _Unrunnable | None, str]:
     """The engine command a ``sh -c`` script runs (or the leader it joins), else None and why not; the
     reason is empty when the script only waits (sleep, trap, wait: no server at all). An engine command the
     shell refuses to run (a quote it never closes, :func:`_unclosed_quote`) is an :class:`_Unrunnable`.
     ``items[k]`` is the shell, ``items[j]`` the script, its ``$0 $1 ...`` the items from ``p`` (``j + 1``);
-    ``unknown`` the variables set with values kvlint does not know (:func:`env_unknown`)."""
+    ``unknown`` the variables set with values kvlint does not know (:func:`env_unknown`); ``read_file`` the files
+    a ``. FILE`` may read (:func:`_sourced_files`)."""
     script_item = items[j]
     script = script_item.text
     p = j + 1 if p is None else p
@@ -1404,7 +1434,13 @@ def _scan_shell(
     pip_environs = 0
     allexport = shell_allexport(items, k + 1, j) if _base(items[k].text) in _SHELLS else False
     for words in commands(
-        script, env, positional, allexport=allexport, sh=_base(items[k].text) in MAYBE_DASH, unknown=unknown
+        script,
+        env,
+        positional,
+        allexport=allexport,
+        sh=_base(items[k].text) in MAYBE_DASH,
+        unknown=unknown,
+        read_file=read_file,
     ):
         texts = [w.text for w in words]
         m = _match_program(texts)
@@ -1497,6 +1533,8 @@ def _scan_shell(
             found.install_text = clip(" ".join(texts[:start]), 120)
             found.install_loc = program
             found.install_runner = _uv_tool_runner(texts, start)
+            found.install_range = _uv_run_range(texts, start, engine, reader) if uv_release else ""
+            found.range_upgrades = bool(found.install_range)
         for k in range(len(seen) - 1 if uv_release is None else -1, -1, -1):
             t, w0 = seen[k], heads[k]
             got = _pip_install(t, engine, reader)
@@ -1591,12 +1629,16 @@ def _scan_shell(
         return None, PROXY_ONLY
     # a script read into the shell (``source /usr/local/gib/scripts/set_nccl_env.sh``, ``. ./env.sh``) sets the
     # environment up; the command that starts the server comes later (gpu-recipes' charts then ``exec
-    # "$LAUNCHER_SCRIPT" "${ARGS[@]}"``), so a sourced script is named only when nothing else is
+    # "$LAUNCHER_SCRIPT" "${ARGS[@]}"``), so a sourced script is named only when nothing else is; a program run
+    # from a variable (that launcher once the sourced script may have set it: shell55) is such a command
     first = next(
         (
             t
             for t in sorted(significant, key=lambda t: t[0] in _SOURCE)
-            if "vllm" in " ".join(t) or "sglang" in " ".join(t) or ".sh" in " ".join(t)
+            if "vllm" in " ".join(t)
+            or "sglang" in " ".join(t)
+            or ".sh" in " ".join(t)
+            or (_VARIABLE_PROGRAM_RE.fullmatch(t[0]) is not None and "]]" not in t)
         ),
         significant[0],
     )
@@ -2155,15 +2197,19 @@ def _pip_pinned(words: Sequence[str], engine: str) -> str | None:
 
 
 def _ranged(pins: Sequence[Pin], engine: str) -> tuple[str, str] | None:
-    """``(release, range)`` for the last of ``pins`` that installs vLLM within a version range (``vllm>=0.9,<0.10``,
-    ``vllm~=0.9.1``): pip installs the newest release its index holds that the range admits, taken here as the
-    newest release kvlint models in it (:func:`kvlint.engines.requirements.newest_admitted` over
-    :data:`kvlint.engines.vllm_flags_data.VERSIONS`). None when no pin has a range, the engine is not vLLM, or the
-    range admits the newest release kvlint models (pip may take a newer one: the release stays unknown)."""
-    if engine != "vllm":
+    """``(release, range)`` for the last of ``pins`` that installs the engine within a version range
+    (``vllm>=0.9,<0.10``, ``vllm~=0.9.1``, ``sglang[all]>=0.4.6,<0.4.7``): pip (and uv) installs the newest release
+    its index holds that the range admits, taken here as the newest release kvlint models in it
+    (:func:`kvlint.engines.requirements.newest_admitted` over the engine's modelled releases,
+    :data:`kvlint.engines.vllm_flags_data.VERSIONS`, :data:`kvlint.engines.sglang_flags_data.VERSIONS`). None when no
+    pin has a range, the engine is not vLLM or SGLang (TGI's server is no package pip installs), or the range admits
+    the newest release kvlint models (pip may take a newer one: the release stays unknown)."""
+    if engine == "vllm":
+        from kvlint.engines.vllm_flags_data import VERSIONS
+    elif engine == "sglang":
+        from kvlint.engines.sglang_flags_data import VERSIONS
+    else:
         return None
-    from kvlint.engines.vllm_flags_data import VERSIONS
-
     for pin in reversed(pins):
         if pin.spec:
             release = newest_admitted(pin.spec, VERSIONS)
@@ -2578,6 +2624,33 @@ def _mounted_script(
         "",
         "",
     )
+
+
+def _sourced_files(
+    loader: Callable[[str], tuple[str, Loc | None] | None] | None,
+) -> Callable[[str], str | None] | None:
+    """The reader of the files a container's script reads with ``. FILE`` / ``source FILE`` that kvlint can read
+    itself: an absolute path mounted from a ConfigMap among the inputs (``loader``, :func:`_config_loader`), its text
+    within the mounted-script budget (:func:`_charge_mounted_script`, the same as a script the container runs) and
+    no larger than a ConfigMap may hold; None for any other file (the shell reader then takes what it may set as
+    unknown, :func:`kvlint.engines.shell.commands`)."""
+    if loader is None:
+        return None
+
+    def read(path: str) -> str | None:
+        if not path.startswith("/"):
+            return None
+        got = loader(path)
+        if got is None:
+            return None
+        text = got[0]
+        if len(text.encode("utf-8", "replace")) > CONFIGMAP_MAX_BYTES or not _charge_mounted_script(
+            len(text)
+        ):
+            return None
+        return text
+
+    return read
 
 
 #: Why :func:`_mounted_script` did not read a script (``""``: it did, or there is none): too large for any
@@ -3005,6 +3078,7 @@ def _dispatch(
                     mark=Mark.NO_MODEL,  # a command read whole (ServingConfig.unreadable)
                 )
             )
+        _quoted_model(cfg, argv, locs, sources)
         return _script_facts(cfg, given, env_locs)
     if found.engine == "tgi":
         tgi = parse_tgi_argv(
@@ -3025,6 +3099,7 @@ def _dispatch(
         if found.appends:
             arguments_not_all_read(tgi, found.appends, found.loc or tgi.command_loc)
             _value_appended(tgi, argv, locs)
+        _quoted_model(tgi, argv, locs, sources)
         return _script_facts(tgi, given, env_locs)
     sgl = parse_sglang_argv(
         argv,
@@ -3047,7 +3122,23 @@ def _dispatch(
     if found.appends:
         arguments_not_all_read(sgl, found.appends, found.loc or sgl.command_loc)
         _value_appended(sgl, argv, locs)
+    _quoted_model(sgl, argv, locs, sources)
     return _script_facts(sgl, given, env_locs)
+
+
+def _quoted_model(
+    cfg: ServingConfig, argv: Sequence[str], locs: Sequence[Loc | None], sources: Sequence[str]
+) -> None:
+    """Mark ``cfg``'s model as a quoted reference of a shell script (:attr:`ServingConfig.quoted_model`): the word the
+    parser took it from is one of :data:`~kvlint.engines.options.QUOTED_SOURCE` (``'$MODEL'``, ``\\$MODEL``), which
+    the engine receives as written."""
+    model = cfg.model
+    if model is None or model.loc is None:
+        return
+    cfg.quoted_model = any(
+        src == QUOTED_SOURCE and text == model.raw and loc == model.loc
+        for text, loc, src in zip(argv, locs, sources, strict=False)
+    )
 
 
 #: Who writes the vLLM options KServe's Hugging Face server passes on from its own (kvlint.engines.kserve).
@@ -3312,7 +3403,7 @@ def parse_container(
         if (
             found.maybe_set is None
             and not found.exec_form
-            and any(bare_expansion(it.text) for it in found.argv)
+            and any(unseen_expansion(it.text) for it in found.argv)
         ):
             # words no shell reading gave, a bare $ARGS among them (the engine parsers judge it only then): it may
             # hold words when the container declares it (looked up only for such a word: no ConfigMap listing
@@ -3388,6 +3479,10 @@ def parse_container(
             listed.install_text = clip(" ".join(texts[: m[1]]), 120)
             listed.install_loc = program or first_loc
             listed.install_runner = _uv_tool_runner(texts, m[1])
+            listed.install_range = (
+                _uv_run_range(texts, m[1], m[0], RequirementReader(m[0])) if uv_release else ""
+            )
+            listed.range_upgrades = bool(listed.install_range)
         return dispatch(listed, m[1])
     if not cmd:
         # args only, naming no serving program: the image ENTRYPOINT runs
@@ -3464,7 +3559,12 @@ def parse_container(
     if mounted is not None:
         # a script the container runs from a ConfigMap of the same inputs: read as ``sh -c`` with its text
         found, _why = _scan_shell(
-            mounted, 0, 1, env, unknown=env_unknown(container, env, configmaps, namespace)
+            mounted,
+            0,
+            1,
+            env,
+            unknown=env_unknown(container, env, configmaps, namespace),
+            read_file=_sourced_files(loader),
         )
         if isinstance(found, _Found):
             return dispatch(found)
@@ -3482,6 +3582,7 @@ def parse_container(
             sh[2],
             # (a wrapper that changes the environment, `env -i`: as before, the names it leaves taken as unset)
             env_unknown(container, env, configmaps, namespace) if script_env is env else (),
+            _sourced_files(loader),
         )
         if isinstance(found, _Found):
             return dispatch(found, sh[0])

@@ -158,6 +158,34 @@ def bare_expansion(word: str) -> bool:
     )
 
 
+def command_substitution(word: str) -> bool:
+    """Whether a command word begins with a command substitution the shell's reading left unresolved (``$(cat
+    /etc/args)``, ``$(< f)``, a backtick ```cat f```), not an arithmetic one (``$((...))``, one number): its output is
+    the engine's words, which kvlint does not run a command to see (bash(1) "Command Substitution": unquoted, the
+    output is split into words; dash the same). In a shell script's words only: a command run without a shell
+    hands the engine the text as written (the callers leave it out, as for :func:`bare_expansion`). Not a
+    Kubernetes reference the kubelet left as written (``$(MODEL_X)``, a name in capitals with no env entry: the
+    shell then runs a command of that name, which no image has; read as before)."""
+    if word.startswith("`"):
+        return True
+    return (
+        word.startswith("$(")
+        and not word.startswith("$((")
+        and _KUBERNETES_REFERENCE_RE.fullmatch(word) is None
+    )
+
+
+#: A Kubernetes ``$(VAR)`` reference in the shape env names are written (capitals, digits, ``_``).
+_KUBERNETES_REFERENCE_RE = re.compile(r"\$\([A-Z_][A-Z0-9_]*\)")
+
+
+def unseen_expansion(word: str) -> bool:
+    """Whether a shell script's command word, where the engine expects an option, may expand to words kvlint cannot
+    see: a :func:`bare_expansion` (``$ARGS``, ``${ARGS[@]}``, ``$@``) or a :func:`command_substitution`
+    (``$(cat /etc/args)``)."""
+    return bare_expansion(word) or command_substitution(word)
+
+
 #: The source (``_Item.source`` of :mod:`kvlint.engines.command`, the ``sources`` the engine parsers take) of a word
 #: of a shell script that is a reference only as text: quoted so that the shell does not expand it (``'$ARGS'``,
 #: ``\$ARGS``, ``"\$ARGS"``), it reaches the engine as written, as a word of a command run without a shell does.
@@ -255,6 +283,8 @@ def _unknown_why(container: object, word: str, maybe_set: Collection[str] | None
     """Why the variable of the bare expansion ``word`` may hold words kvlint cannot see, for the KV503 warning: the
     script sets it (``ARGS=$(cat f)``, ``read ARGS``, an array built in a loop), the container's env declares it
     without a literal value, or it may come from an ``envFrom`` kvlint did not read."""
+    if command_substitution(word):
+        return "the output of a command, which kvlint does not run"
     name = _expansion_name(word)
     if maybe_set is None or name is None or _env_declares(container, name):
         return "no literal value in the container env"
@@ -267,14 +297,14 @@ def _may_hold_words(word: str, maybe_set: Collection[str]) -> bool:
     """Whether the variable of the bare expansion ``word`` (``$X``, ``${X}``, ``${X[@]}``; ``$@`` always) is among
     ``maybe_set`` (``*``: any name)."""
     name = _expansion_name(word)
-    return name is None or "*" in maybe_set or name in maybe_set
+    return name is None or command_substitution(word) or "*" in maybe_set or name in maybe_set
 
 
 def _declared_unknown(container: object, word: str) -> bool:
     """Whether the variable of the bare expansion ``word`` (``$X``, ``${X}``; ``$@`` always) may hold words: the
     container's ``env`` names it, or the container has an ``envFrom`` (any name may come from it)."""
     m = _VARIABLE_RE.search(word)
-    if m is None or not isinstance(container, dict):
+    if m is None or not isinstance(container, dict) or command_substitution(word):
         return True
     if container.get("envFrom"):
         return True

@@ -31,6 +31,7 @@ from kvlint.engines.options import (
     prefixed,
     unknown_from_config_file,
     unresolved_why,
+    unseen_expansion,
 )
 from kvlint.engines.sglang_flags_data import SGLANG_OPTIONS
 from kvlint.engines.shell import UNRESOLVED_RE
@@ -747,7 +748,7 @@ def parse_sglang_argv(
         src = "arg" if quoted else src
         i += 1
         if not tok.startswith("--"):
-            if unseen is None and not (exec_form or quoted) and bare_expansion(tok):
+            if unseen is None and not (exec_form or quoted) and unseen_expansion(tok):
                 unseen = (tok, loc)
             if stray and report and (exec_form or quoted) and bare_expansion(tok):
                 col.literal_reference(

@@ -282,6 +282,22 @@ _IN_WORD = re.compile(
     r"|(?P<redir>" + _REDIR + ")"
     r"|(?P<bt>`[^`]*`?)"
 )
+#: bash's ``&>FILE`` and ``&>>FILE`` (bash(1) "REDIRECTION", "Redirecting Standard Output and Standard Error":
+#: both to FILE, the same as ``>FILE 2>&1``): a redirection operator, where dash (POSIX, which has no such operator)
+#: reads ``&`` (the command before it run in the background) then ``>FILE`` (an empty command that truncates FILE),
+#: as :data:`_BETWEEN` and :data:`_IN_WORD` do. These two read a script bash runs (:func:`_tokens`' ``bash``).
+_OP_BASH = r"(?!&>)(?:" + _OP + ")"
+_REDIR_BASH = r"&>>?|" + _REDIR
+_BETWEEN_BASH = re.compile(
+    _BETWEEN.pattern.replace("(?P<op>" + _OP + ")", "(?P<op>" + _OP_BASH + ")").replace(
+        "(?P<redir>" + _REDIR + ")", "(?P<redir>" + _REDIR_BASH + ")"
+    )
+)
+_IN_WORD_BASH = re.compile(
+    _IN_WORD.pattern.replace("(?P<op>" + _OP + ")", "(?P<op>" + _OP_BASH + ")").replace(
+        "(?P<redir>" + _REDIR + ")", "(?P<redir>" + _REDIR_BASH + ")"
+    )
+)
 #: Inside double quotes: only ``"``, ``\``, ``$`` and backticks are special (a backslash ending the script is
 #: literal).
 _IN_DQ = re.compile(
@@ -672,13 +688,15 @@ def _tokens(
     ops: bool = False,
     span: tuple[int, int] | None = None,
     heredocs: list[tuple[int, int]] | None = None,
+    bash: bool = False,
 ) -> Iterator[list[Word | tuple[int, str]] | str]:
     """:func:`lex`'s tokens a command at a time: the words up to each operator, as a list (when there are
     any), then, with ``ops``, the operator itself. :func:`commands` lexes only as far as its caller reads (an
     engine command is found before the rest of its script is lexed), and takes a command's words at once (not
     a generator step per token). A word of ordinary characters only (most words) comes as ``(offset, text)``,
     the word ``Word([Part("lit", text, False)], offset, text)`` without building it (:func:`commands` makes its
-    ShellArg directly)."""
+    ShellArg directly). ``bash``: the script is bash's, which reads ``&>`` and ``&>>`` as redirections
+    (:data:`_BETWEEN_BASH`); else dash's ``&`` then ``>``."""
     cmd: list[Word | tuple[int, str]] = []
     add = cmd.append
     # ``span``: the part of the script read (a function's body), offsets kept
@@ -688,8 +706,8 @@ def _tokens(
     # ``parts[-1]`` is a literal piece still growing: its text is ``"".join(acc)`` (None: it is not)
     acc: list[str] | None = None
     acc_quoted = False
-    between = _BETWEEN.match
-    in_word = _IN_WORD.match
+    between = (_BETWEEN_BASH if bash else _BETWEEN).match
+    in_word = (_IN_WORD_BASH if bash else _IN_WORD).match
     in_dq = _IN_DQ.match
     # here-documents: (delimiter, strip leading tabs) of the ``<<`` operators read since the last newline, whose
     # bodies start after the next one; ``delim_next`` (strip flag) when a bare ``<<``/``<<-`` waits for its word
@@ -740,7 +758,7 @@ def _tokens(
         end = m.end()  # type: ignore[union-attr]
         if kind == "run" or kind == "redir":
             text = m.group()  # type: ignore[union-attr]
-            if kind == "redir" and not _IO_NUMBER.fullmatch(script, start, i):
+            if kind == "redir" and (text[0] == "&" or not _IO_NUMBER.fullmatch(script, start, i)):
                 # the operator delimits the word before it and starts its own (``cat<<EOF``, ``m>log``)
                 word, delim_next = _end_word(parts, acc, start, script[start:i], pending, delim_next)
                 add(word)
@@ -951,9 +969,10 @@ def _skip_heredocs(
     return i
 
 
-#: A redirection word: its io-number, operator (``>|`` and ``<>`` whole, so that the next word is read as their
-#: target) and the target when it is attached (``>log``, ``2>&1``).
-_REDIRECT_RE = re.compile(r"^\d*(>\||<>|>>?|<<?|>&|&>>?)(.*)$")
+#: A redirection word: its io-number, operator (``>|``, ``<>`` and ``>&`` whole, so that the next word is read as
+#: their target: bash's ``>& log`` is ``&> log``, bash(1) "REDIRECTION") and the target when it is attached
+#: (``>log``, ``2>&1``).
+_REDIRECT_RE = re.compile(r"^\d*(>\||<>|>&|<&|&>>?|>>?|<<?)(.*)$")
 
 
 #: Characters the expansions of all the scripts of one webhook review may add together (256 KiB), where
@@ -1873,6 +1892,55 @@ _OPTION_WRAPPERS: dict[str, tuple[str, str, frozenset[str], int]] = {
     "chroot": ("", "", frozenset({"--groups", "--userspec"}), 1),
     "flock": ("wE", "", frozenset({"--timeout", "--wait", "--conflict-exit-code"}), 1),
     "doas": ("aCu", "", frozenset(), 0),
+    # shell55: expect's unbuffer (``unbuffer [-p] program [args]``: ``-p`` alone, for a pipeline's command), which runs
+    # the command on a pseudo-terminal so that its output is not buffered; util-linux 2.38 script (``script [options]
+    # [file]``, getopt_long ``"+aB:c:eE:fI:O:o:qm:T:t::Vh"`` by its --help: -t's file only attached; ``-c COMMAND``
+    # runs COMMAND with ``$SHELL -c``, /bin/sh when SHELL is unset, and without -c an interactive shell:
+    # :func:`_script_command`)
+    "unbuffer": ("", "", frozenset(), 0),
+    # util-linux 2.38 setpriv (``setpriv [options] <program> [<argument>...]``, its --help: long options, those below
+    # with a value; a privilege drop in container entrypoints, ``exec setpriv --reuid=app --regid=app --init-groups
+    # python ...``). Its ``--reset-env`` (HOME, SHELL, USER, LOGNAME and PATH only) is not modelled
+    "setpriv": (
+        "",
+        "",
+        frozenset(
+            {
+                "--ambient-caps",
+                "--inh-caps",
+                "--bounding-set",
+                "--ruid",
+                "--euid",
+                "--rgid",
+                "--egid",
+                "--reuid",
+                "--regid",
+                "--groups",
+                "--securebits",
+                "--pdeathsig",
+                "--selinux-label",
+                "--apparmor-profile",
+            }
+        ),
+        0,
+    ),
+    "script": (
+        "BcEIOomT",
+        "t",
+        frozenset(
+            {
+                "--log-in",
+                "--log-out",
+                "--log-io",
+                "--log-timing",
+                "--logging-format",
+                "--command",
+                "--echo",
+                "--output-limit",
+            }
+        ),
+        0,
+    ),
 }
 # util-linux 2.38's su is runuser's su-common.c with ``su->runuser`` false: the same getopt string, ``-u`` refused
 # (``errtryhelp``); read by :func:`_runuser` (``su app -c 'vllm serve m'``, ``su - app -c ...``)
@@ -2252,6 +2320,13 @@ def wrapper_step(
                 return None
             return WrapperStep(end, None, words[after + 1], end, end, after + 1)
         return WrapperStep(after, end=end)
+    if name == "script":
+        # ``script -q -c 'vllm serve ...' /dev/null``: the command given a shell; none without -c (an interactive
+        # shell on the pseudo-terminal, which runs nothing of the manifest's)
+        given = _script_command(words, h, end)
+        if given is None:
+            return None
+        return WrapperStep(end, None, given[0], end, end, given[1])
     if name == "tmux":
         sets: list[tuple[str, int]] = []
         got = _tmux(words, h, end, sets)
@@ -2261,6 +2336,50 @@ def wrapper_step(
         return WrapperStep(after, None, script, stop, stop, at, sets_env=tuple(sets))
     after, split = _after_options(words, h, end, name, unset)
     return WrapperStep(after, split, end=end)
+
+
+def _script_command(words: Sequence[ShellArg], h: int, end: int) -> tuple[ShellArg, int] | None:
+    """The command util-linux's ``script`` at ``words[h]`` gives ``$SHELL -c`` (its ``-c``/``--command`` value, the last
+    one given, as getopt_long reads the options anywhere among the words: ``script /dev/null -qc CMD``), with the index
+    of its word (-1 when attached: ``-cCMD``, ``--command=CMD``); None without one (util-linux 2.38
+    ``term-utils/script.c``: the options as its --help lists them, :data:`_OPTION_WRAPPERS`)."""
+    short, attached, long, _operands = _OPTION_WRAPPERS["script"]
+    command: tuple[ShellArg, int] | None = None
+    j = h + 1
+    while j < end:
+        word = words[j]
+        text = word.text
+        j += 1
+        if text == "--":
+            break
+        if text.startswith("--"):
+            opt, eq, value = text.partition("=")
+            if opt == "--command":
+                if eq:
+                    command = ShellArg(value, word.offset, word.loc, word.from_env, word.unresolved), -1
+                elif j < end:
+                    command = words[j], j
+            if opt in long and not eq:
+                j += 1
+        elif text.startswith("-") and len(text) > 1:
+            for i in range(1, len(text)):
+                letter = text[i]
+                if letter in attached:
+                    break
+                if letter in short:
+                    if i + 1 < len(text):
+                        if letter == "c":
+                            value = text[i + 1 :]
+                            command = (
+                                ShellArg(value, word.offset, word.loc, word.from_env, word.unresolved),
+                                -1,
+                            )
+                    elif j < end:
+                        if letter == "c":
+                            command = words[j], j
+                        j += 1
+                    break
+    return command
 
 
 def _doas_runs_nothing(words: Sequence[ShellArg], h: int, end: int) -> bool:
@@ -2648,6 +2767,7 @@ def commands(
     allexport: bool = False,
     sh: bool = False,
     unknown: Collection[str] = (),
+    read_file: Callable[[str], str | None] | None = None,
 ) -> Iterator[ShellCommand]:
     """Yield each simple command of ``script`` as expanded words, wrappers stripped, with the environment bash
     runs it with (:attr:`ShellCommand.environ`: ``env`` (or ``_environ``) as the script's assignments, ``export``,
@@ -2667,6 +2787,10 @@ def commands(
     ``${A:-4096}`` and ``${A-4096}`` stay unresolved (bash passes A's value when it is set), where a name neither
     the container's env nor the script sets takes the default (kvlint assumes the image's ``ENV`` does not set it,
     as it does for a ``$(VAR)`` the kubelet expands).
+
+    ``read_file``: the text of a file the container holds that kvlint reads (a ConfigMap mounted in it), else None:
+    a script ``. FILE``/``source FILE`` reads is read in this shell when it gives the text (its words then point at
+    the ``.`` command), and when it does not, what the file may set is unknown (:meth:`_Shell.forget_all`).
     """
     try:
         yield from _read_commands(
@@ -2680,6 +2804,7 @@ def commands(
             _environ=_environ,
             _allexport=allexport,
             _unknown=unknown,
+            _read_file=read_file,
         )
     finally:
         if _depth == 0:
@@ -2832,6 +2957,11 @@ def _with_changes(base: Mapping[str, str], changes: Sequence[EnvChange]) -> _Sco
     return scope
 
 
+#: The times one shell walks all its variables to forget them (:meth:`_Shell.forget_all`; far above a real script's
+#: few ``. FILE``).
+_FORGETS = 64
+
+
 class _Shell:
     """The state of one shell reading a script (:func:`_read_commands`), which ``eval`` shares with the script
     that runs it (bash runs its string in the current shell: its assignments, exports and ``set -a`` stay after
@@ -2853,6 +2983,9 @@ class _Shell:
         "sh",
         "start_unknown",
         "array_names",
+        "dependents",
+        "forgets",
+        "read_file",
     )
 
     def __init__(
@@ -2907,6 +3040,69 @@ class _Shell:
         #: the names the script assigned an array to (``NAME=(...)``, ``NAME+=(...)``), kept or forgotten since: an
         #: unresolved ``${NAME[@]}`` of one is the script's list, not nothing (:func:`_maybe_set_in`)
         self.array_names: set[str] = set()
+        #: a variable set to a value kvlint does not know -> the variables whose value the script assigned as a
+        #: reference to it (``B=$A`` after ``A=$(cat f)`` keeps B's value as the text ``${A}``): when A is assigned
+        #: again or unset, such a B holds A's old value, which kvlint does not know (:meth:`_stale`)
+        self.dependents: dict[str, set[str]] = {}
+        #: the times :meth:`forget_all` may still walk every variable (then every assignment is unknown: ``leaked``)
+        self.forgets = _FORGETS
+        #: the text of a file the container holds that kvlint reads (:func:`commands`' ``read_file``), else None
+        self.read_file: Callable[[str], str | None] | None = None
+
+    def _stale(self, name: str) -> None:
+        """``name`` is assigned or unset: each variable whose value is the text of a reference to its old value,
+        unknown (:attr:`dependents`), is now unknown itself (bash expanded ``B=$A`` when it ran: B keeps A's value
+        then, whatever A is set to after; bash(1) "PARAMETERS")."""
+        deps = self.dependents.pop(name, None)
+        if not deps:
+            return
+        variables = self.vars
+        for dep in deps:
+            value = variables.get(dep)
+            if value is not None and any(m.group(1) == name for m in _REFERENCED_RE.finditer(value)):
+                variables.pop(dep, None)
+                variables[_UNKNOWN_MARK + dep] = ""
+                if self.exported(dep):
+                    self.log.append((dep, None, None))
+
+    def _depends(self, name: str, value: str) -> None:
+        """Record ``name``'s ``value`` as holding references to variables set to values kvlint does not know
+        (:attr:`dependents`)."""
+        variables = self.vars
+        anyone = _UNKNOWN_MARK + "*" in variables
+        for m in _REFERENCED_RE.finditer(value):
+            ref = m.group(1)
+            if ref != name and (_UNKNOWN_MARK + ref in variables or (anyone and ref not in variables)):
+                self.dependents.setdefault(ref, set()).add(name)
+
+    def forget_all(self, only: tuple[tuple[str, ...], tuple[str, ...]] | None = None) -> None:
+        """A script kvlint does not read ran in this shell (``. FILE``, ``source FILE``, ``eval "$(cat f)"``; bash(1)
+        "SHELL BUILTIN COMMANDS": ``.`` reads and executes the file's commands "in the current shell environment"):
+        it may have set any variable, so each one the shell knew is now set to a value kvlint does not know
+        (:data:`_UNKNOWN_MARK`), exported ones in the environment of later commands too, and any other name may be
+        set (``?*``: ``${TP:-1}`` stays unresolved); the arrays kept are forgotten. ``IFS`` is kept. At most
+        :data:`_FORGETS` walks of the variables; past them every later assignment is unknown (``leaked``), so the
+        walk has nothing new to forget. ``only``: the script sets only names with these prefixes and these names
+        (a tool's shell hook, :data:`_SHELL_HOOK_NAMES`): only those are made unknown."""
+        variables = self.vars
+        if only is None:
+            variables[_UNKNOWN_MARK + "*"] = ""
+            self.dependents.clear()
+            self.array_names.update(self.arrays)
+            self.arrays.clear()
+        if self.forgets <= 0:
+            self.leaked = True
+            return
+        self.forgets -= 1
+        for name in list(variables):
+            if name[:1] == _UNKNOWN_MARK or name == "IFS":
+                continue
+            if only is not None and not (name.startswith(only[0]) or name in only[1]):
+                continue
+            variables.pop(name, None)
+            variables[_UNKNOWN_MARK + name] = ""
+            if self.exported(name):
+                self.log.append((name, None, None))
 
     def exported(self, name: str) -> bool:
         """Whether a variable of the shell is in the environment of the commands it runs (bash: it came from the
@@ -2925,12 +3121,16 @@ class _Shell:
         if export is None and self.allexport:
             export = True
         variables = self.vars
+        if self.dependents:
+            self._stale(name)
         if arg.substituted or self.leaked:
             # the output of a command, or set past the subshells kept apart: unknown (set, its value not known)
             variables.pop(name, None)
             variables[_UNKNOWN_MARK + name] = ""
         else:
             variables[name] = value  # unresolved variables inside stay as written
+            if arg.unresolved:
+                self._depends(name, value)
             if _UNKNOWN_MARK + name in variables and not (
                 arg.unresolved and any(m.group(1) == name for m in _REFERENCED_RE.finditer(value))
             ):
@@ -2957,6 +3157,7 @@ def _read_commands(
     _allexport: bool = False,
     _sh: bool = False,
     _unknown: Collection[str] = (),
+    _read_file: Callable[[str], str | None] | None = None,
 ) -> Iterator[ShellCommand]:
     """:func:`commands`, which forgets the words it read when done. ``_shell``: the shell to read the script in
     (``eval``'s and a function's), else a new one starting from ``env`` and ``_environ``; ``_span``: the part of
@@ -2965,6 +3166,7 @@ def _read_commands(
         shell = _Shell(env, _environ, _depth > 0, _unknown)
         shell.allexport = _allexport  # `bash -a -c SCRIPT`
         shell.sh = _sh
+        shell.read_file = _read_file
     else:
         shell = _shell
     local_env = shell.vars
@@ -2979,7 +3181,7 @@ def _read_commands(
         script = _with_placeholders(script)
     heredocs: list[tuple[int, int]] = []  # the spans of the here-documents' bodies read so far, in order
     registered = 0  # the here-documents the commands read so far redirect from
-    tokens = _Lookahead(_tokens(script, True, _span, heredocs))
+    tokens = _Lookahead(_tokens(script, True, _span, heredocs, not shell.sh))
     # `( ... )`: a subshell, a child of this shell (bash(1) "Compound Commands"), so what it assigns, exports, `set
     # -a`s, `set --`s or defines does not stay after its `)`: each `(` the state saved when it opens a subshell (at
     # most _SUBSHELLS per shell; None: another `(`, an array's, a pattern's); `(` and `)` in a `case` not looked at
@@ -3324,6 +3526,13 @@ def _read_commands(
                 h += 1
                 if head == "time" and h < end and words[h].text == "-p":
                     h += 1  # bash's `time -p COMMAND`: the POSIX output format (bash(1) "Pipelines")
+            elif head == "coproc" and not shell.sh and h + 1 < end and not wrapped_once:
+                # bash's `coproc [NAME] COMMAND` (bash(1) "Coprocesses"): the command runs, asynchronously, its output
+                # to a pipe; NAME only before a compound command (`coproc VL { vllm serve ...; }`). dash has no such
+                # reserved word ("coproc: not found": nothing runs)
+                h += 1
+                if h + 1 < end and _NAME_RE.fullmatch(words[h].text) and words[h + 1].text in _OPENS:
+                    h += 1
             elif wrapper is not None:
                 unset: list[str] | None = [] if wrapper in ("env", "exec") else None
                 step = wrapper_step(words, h, end, wrapper, unset)
@@ -3472,6 +3681,36 @@ def _read_commands(
                     tokens.push(token)
                 if len(heredocs) > mine[-1]:
                     reread = (original, heredocs[mine[-1]], _eval_offset, params)
+        elif (
+            head in _SOURCE
+            and len(words) >= 2
+            and shell.read_file is not None
+            and budget.calls > 0
+            and not words[1].unresolved
+        ):
+            # `. /config/env.sh`: a file kvlint reads (a ConfigMap mounted in the container), read in this shell as
+            # bash and dash read it (bash(1) "SHELL BUILTIN COMMANDS", "."); its words point at the `.` command
+            sourced = shell.read_file(words[1].text)
+            if sourced is not None:
+                budget.calls -= 1
+                params = (
+                    [positional[0] if positional else ShellArg(""), *words[2:]]
+                    if len(words) > 2
+                    else positional
+                )
+                reread = (sourced, None, words[0].offset if _eval_offset is None else _eval_offset, params)
+        # a script kvlint does not read runs in this shell: a file `.`/`source` reads (not the command's input, read
+        # above), or an eval string holding a command's output or a variable's whole value (`eval "$(cat f)"`,
+        # `eval "$SETUP"`): what it assigns is not known (_Shell.forget_all), once it has run
+        forget = (head in _SOURCE and len(words) >= 2 and reread is None and not call) or (
+            head == "eval" and any(_unread_script(w, local_env) for w in words[1:])
+        )
+        if head == "eval" and not forget and _hook_only(words[1:]):
+            shell.forget_all(_SHELL_HOOK_NAMES)  # `eval "$(conda shell.bash hook)"`: the tool's own names
+        elif forget and head in _SOURCE and _ACTIVATE_RE.search(words[1].text) is not None:
+            # `. /opt/venv/bin/activate`: a Python environment's activation script, its own names only
+            forget = False
+            shell.forget_all(_SHELL_HOOK_NAMES)
         if reread is not None:
             # read in this shell: what it assigns and exports stays (`eval "export A=1"`); a prefix assignment holds
             # while it runs (`A=1 eval 'vllm serve m --x $A'`), and is the shell's before and after
@@ -3531,7 +3770,11 @@ def _read_commands(
                         log.append(
                             (name, old, None) if old is not None and exported(name) else (name, None, None)
                         )
+                if forget:
+                    shell.forget_all()
             continue
+        if forget:
+            shell.forget_all()
         nested = _nested_script(words)
         if nested is not None and _depth < 3:
             # `bash -c 'vllm serve ...'` inside a script (behind `su-exec app`, `screen -dm`, `runuser -u app --`):
@@ -3582,6 +3825,51 @@ def _read_commands(
         command.maybe_set = _maybe_set_in(words, local_env, shell.array_names)
         command.fill_in = fill_in
         yield command
+
+
+def _unread_script(word: ShellArg, env: Mapping[str, str]) -> bool:
+    """Whether a word of ``eval``'s string is script text kvlint does not see: a command's output (``$(cat f)``,
+    substituted) or a reference left whole to a variable that may be set (``$SETUP``, ``"${INIT}"``: :func:`_maybe_set`
+    in ``env``; one neither the container's env nor the script sets is empty), not a known word nor one holding a
+    reference among other text (``eval "vllm serve $MODEL"``: a value in a command kvlint reads)."""
+    if word.substituted:
+        return _SHELL_HOOK_RE.fullmatch(word.text) is None
+    m = _WHOLE_REFERENCE_RE.fullmatch(word.text) if word.unresolved else None
+    return m is not None and _maybe_set(env, m.group(1) or m.group(2))
+
+
+#: The output of a tool's shell hook, which ``eval`` runs to set the tool up (``eval "$(conda shell.bash hook)"``, the
+#: conda documentation's way to use ``conda activate`` in a script; ``micromamba shell hook -s bash``, ``mamba shell
+#: hook``, ``pyenv init -``): it defines the tool's functions and sets the tool's own variables and PATH
+#: (:data:`_SHELL_HOOK_NAMES`), not every name, so only those are made unknown (:meth:`_Shell.forget_all`).
+_SHELL_HOOK_RE = re.compile(
+    r"\$\((?:[^()\s]*/)?(?:(?:conda|mamba|micromamba) shell(?:\.[a-z]+)?(?: [a-z-]+)*? hook(?: -s [a-z]+)?"
+    r"|(?:conda|mamba|micromamba) shell hook(?: -s [a-z]+| --shell[ =][a-z]+)?|pyenv (?:virtualenv-)?init -)\)"
+)
+#: What a shell hook of :data:`_SHELL_HOOK_RE` sets: names with these prefixes, and these names.
+_SHELL_HOOK_NAMES = (
+    ("CONDA_", "_CE_", "_CONDA", "MAMBA_", "_MAMBA", "PYENV", "_PYENV", "VIRTUAL_ENV", "_OLD_VIRTUAL_"),
+    ("PATH", "PS1", "PYTHONHOME"),
+)
+
+
+#: A Python environment's activation script: ``VENV/bin/activate`` (CPython ``Lib/venv/scripts/common/activate``,
+#: virtualenv's ``activate.sh``: VIRTUAL_ENV, VIRTUAL_ENV_PROMPT, PATH, PS1, the _OLD_VIRTUAL_* copies, PYTHONHOME
+#: unset, a ``deactivate`` function) or conda's ``bin/activate`` (conda's hook and ``conda activate``: CONDA_*, PATH,
+#: PS1; **[assumed]** an environment's own ``activate.d`` scripts set no setting of the engine's command), read as a
+#: shell hook (:data:`_SHELL_HOOK_NAMES`).
+_ACTIVATE_RE = re.compile(r"(?:\A|/)bin/activate\Z")
+
+
+def _hook_only(words: Sequence[ShellArg]) -> bool:
+    """Whether an ``eval``'s words are only tool shell hooks (:data:`_SHELL_HOOK_RE`) and known words."""
+    return any(w.substituted for w in words) and all(
+        not w.substituted or _SHELL_HOOK_RE.fullmatch(w.text) is not None for w in words
+    )
+
+
+#: A word that is one variable reference and nothing else: ``$A``, ``${A}``.
+_WHOLE_REFERENCE_RE = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
 
 
 #: A ``<`` redirection word that opens a ``<...>`` placeholder to fill in by hand (``<model-id``, ``<your-org/model``),
@@ -3886,6 +4174,10 @@ def _compound_step(cmd: list[Word | tuple[int, str]]) -> int:
     if first in _CLOSES:
         return -1
     step = 0
+    if first == "coproc" and len(cmd) > 1:
+        # bash's `coproc { ...; }`, `coproc NAME { ...; }`: the compound command after it opens
+        name = _raw_of(cmd[1])
+        cmd = cmd[2:] if len(cmd) > 2 and _NAME_RE.fullmatch(name) and _raw_of(cmd[2]) in _OPENS else cmd[1:]
     for word in cmd:
         raw = _raw_of(word)
         if raw in _OPENS:
@@ -4338,6 +4630,8 @@ def _unset(words: Sequence[ShellArg], shell: _Shell) -> None:
     for arg in words[j:]:
         name = arg.text
         if _NAME_RE.fullmatch(name):
+            if shell.dependents:
+                shell._stale(name)
             shell.vars.pop(name, None)
             if _UNKNOWN_MARK + name in shell.vars:
                 shell.vars.pop(_UNKNOWN_MARK + name, None)

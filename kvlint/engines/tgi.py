@@ -24,6 +24,7 @@ from kvlint.engines.options import (
     literal_dollar,
     literal_dollar_said,
     unresolved_why,
+    unseen_expansion,
 )
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
@@ -546,7 +547,7 @@ def parse_tgi_argv(
             tok = cluster[-1]
         tok = _long_form(tok, version) or tok
         if not tok.startswith("--"):
-            if unseen is None and not (exec_form or quoted) and bare_expansion(tok):
+            if unseen is None and not (exec_form or quoted) and unseen_expansion(tok):
                 unseen = (tok, loc)
             if (exec_form or quoted) and bare_expansion(tok):
                 col.literal_reference(

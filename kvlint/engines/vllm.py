@@ -44,6 +44,7 @@ from kvlint.engines.options import (
     ConfigReads,
     bare_expansion,
     bare_expansion_unread,
+    command_substitution,
     human_readable_int,
     json_too_deep,
     literal_dollar,
@@ -52,6 +53,7 @@ from kvlint.engines.options import (
     prefixed,
     unknown_from_config_file,
     unresolved_why,
+    unseen_expansion,
     version_tuple,
 )
 from kvlint.engines.shell import UNRESOLVED_RE, json_braces, unresolved
@@ -1073,12 +1075,15 @@ class _Parser:
             ):
                 continue  # empty, end of options, or a Go/Helm template action (reported by the loader)
             if not tok.startswith("-") or _is_number(tok):
-                if not (exec_form or quoted) and bare_expansion(tok):
-                    # a bare unresolved ``$ARGS``: may expand to any options; cannot be read (the settings they may
-                    # give are not taken at the defaults: arguments_not_all_read, once the command is read)
+                if not (exec_form or quoted) and unseen_expansion(tok):
+                    # a bare unresolved ``$ARGS`` or ``$(cat f)``: may expand to any options; cannot be read (the
+                    # settings they may give are not taken at the defaults: arguments_not_all_read, once the command
+                    # is read). A command substitution where the model goes (``vllm serve $(cat /models/name)``) is
+                    # also the model, known only when the container runs (KV502 names it so)
                     if self.unseen is None:
                         self.unseen = (tok, loc)
-                    continue
+                    if not (command_substitution(tok) and positional_model and self.model is None):
+                        continue
                 if positional_model and self.model is None:
                     self.set("model_tag", "model_tag", tok, tok, loc, src)
                 elif tok.strip().startswith("-") and not _is_number(tok.strip()):

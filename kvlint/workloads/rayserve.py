@@ -575,17 +575,26 @@ def _from_sample_source(runtime_env: Any) -> bool:
 
 
 def _pinned_vllm(
-    runtime_env: Any, reader: RequirementReader | None = None
-) -> tuple[str | None, Loc | None, str]:
-    """The vLLM release the ``runtime_env`` installs, where, and from which field: a requirement pinning one
+    runtime_env: Any, reader: RequirementReader | None = None, image: str = ""
+) -> tuple[str | None, Loc | None, str, str]:
+    """The vLLM release the ``runtime_env`` installs, where, from which field, and the version range it was taken
+    from ("" for a pinned release): a requirement pinning one
     release (:func:`kvlint.engines.requirements.read_requirement`, as pip reads the requirements file Ray writes
     from the list: ``vllm==0.8.5``, ``vLLM[audio] === 0.8.5``, a wheel) in ``pip`` or ``uv``, each a list of requirements or a dict whose
     ``packages`` is one (ray-project/ray ``python/ray/_private/runtime_env/validation.py``
     ``parse_and_validate_pip`` / ``parse_and_validate_uv``); a string there is a requirements file on the driver's
     machine, which kvlint does not see. ``(None, None, "")`` when none pins a release. ``reader`` reads them within
     the budget of the whole object (:class:`kvlint.engines.requirements.RequirementReader`: the applications of
-    one object share runtime_env lists and strings through aliases)."""
+    one object share runtime_env lists and strings through aliases).
+
+    With no pinned release, a version range (``vllm>=0.9,<0.10``: shell55) is read as pip reads it in the environment
+    Ray builds: a virtualenv over the image's (ray-project/ray ``python/ray/_private/runtime_env/virtualenv_utils.py``
+    ``create_or_get_virtualenv``: ``--system-site-packages``, or a clone of the image's virtualenv), where pip keeps
+    the vLLM ``image`` carries when the range admits it ("Requirement already satisfied": no release here, the image's
+    stays) and else installs the newest release the range admits, taken as the newest kvlint models in it
+    (:func:`kvlint.engines.requirements.newest_admitted`; none when the range admits the newest kvlint models)."""
     reader = reader or RequirementReader("vllm")
+    ranged: tuple[str, Loc | None, str] | None = None
     for field in ("pip", "uv"):
         reqs = get_in(runtime_env, field)
         if isinstance(reqs, dict):
@@ -595,8 +604,40 @@ def _pinned_vllm(
         for n, req in enumerate(reqs[:1000]):
             pin = reader.read(req) if isinstance(req, str) else None
             if pin is not None and pin.project == "vllm" and pin.release is not None:
-                return pin.release, loc_of(reqs, n), f"runtime_env.{field}"
-    return None, None, ""
+                return pin.release, loc_of(reqs, n), f"runtime_env.{field}", ""
+            if pin is not None and pin.project == "vllm" and pin.spec and ranged is None:
+                ranged = (pin.spec, loc_of(reqs, n), f"runtime_env.{field}")
+    if ranged is not None:
+        from kvlint.engines.images import engine_release
+        from kvlint.engines.requirements import newest_admitted, range_admits
+        from kvlint.engines.vllm_flags_data import VERSIONS
+
+        spec, rloc, field = ranged
+        carried = engine_release(image, "vllm", None) if image else None
+        if carried is not None and range_admits(spec, carried):
+            return None, None, "", ""
+        release = newest_admitted(spec, VERSIONS)
+        if release is not None:
+            return release, rloc, field, spec
+    return None, None, "", ""
+
+
+def _within(spec: str, release: str | None) -> str:
+    """The words KV504 adds for a release taken from a version range (:func:`_pinned_vllm`)."""
+    if not spec:
+        return ""
+    return (
+        f" (within the range {spec}: pip takes the newest release in it on its index the day the pod starts, which may "
+        f"be later than {release}, the newest kvlint models in the range)"
+    )
+
+
+def _container_image(w: Workload) -> str:
+    """The image of the (one) container of a workload this module builds (:meth:`_Reader.workload`)."""
+    cs = w.pod_spec.get("containers") if isinstance(w.pod_spec, dict) else None
+    c = cs[0] if isinstance(cs, list) and cs and isinstance(cs[0], dict) else {}
+    image = c.get("image")
+    return image if isinstance(image, str) else ""
 
 
 def _llm_runtime_env(app: Any, cfg: Any, j: int) -> tuple[dict[str, Any], dict[str, str]]:
@@ -793,7 +834,7 @@ class _Reader:
                 args.append((f"{option}={value}", vloc))
         cfg = LDict(loc=loc)
         w = self.workload(app, cfg, model, args, loc, path, 0)
-        pin, ploc, field = _pinned_vllm(app.get("runtime_env"), self.requirements)
+        pin, ploc, field, spec = _pinned_vllm(app.get("runtime_env"), self.requirements, _container_image(w))
         notes = [
             _finding(
                 "KV504",
@@ -812,7 +853,7 @@ class _Reader:
                 _finding(
                     "KV504",
                     f"vLLM {pin} is read from {field}, which Ray installs for the application over the "
-                    "image's Python environment",
+                    "image's Python environment" + _within(spec, pin),
                     ploc,
                     severity="info",
                 )
@@ -983,13 +1024,13 @@ class _Reader:
         # in the application's; KV208 said the release was the Ray image's and assumed the newest): read from the
         # runtime_env the LLM's deployment gets (:func:`_llm_runtime_env`)
         env, prefixes = _llm_runtime_env(app, cfg, j)
-        pin, ploc, field = _pinned_vllm(env, self.requirements)
+        pin, ploc, field, spec = _pinned_vllm(env, self.requirements, _container_image(w))
         if pin is not None:
             field = prefixes[field.rsplit(".", 1)[-1]] + field
             note = _finding(
                 "KV504",
                 f"vLLM {pin} is read from {field}, which Ray installs for the LLM's deployment and engine workers "
-                "over the image's Python environment",
+                "over the image's Python environment" + _within(spec, pin),
                 ploc,
                 severity="info",
             )

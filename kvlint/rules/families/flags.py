@@ -181,6 +181,26 @@ def _pip_at(s: ServingConfig) -> str:
     return f"'{s.installed_by}'{line}"
 
 
+def _range_note(ctx: RuleContext, version: str) -> Diagnostic:
+    """KV208's info note for an engine the container's script installs within a version range (``pip install
+    "vllm>=0.9,<0.10"``, ``uvx --from "sglang>=0.4.6,<0.4.7" ...``): the installer takes the newest release in that
+    range on its index the day the pod starts, taken as ``version``, the newest kvlint models in it
+    (:func:`kvlint.engines.command._ranged`); a later one in the range may run."""
+    s = ctx.serving
+    name = ENGINE_NAMES[s.engine]
+    runner = s.install_runner or "pip install"
+    return ctx.finding(
+        f"the container's script installs {name} within the range {s.install_range} ({_pip_at(s)}), not one "
+        "release: the installer takes the newest release in that range on its index the day the pod "
+        f"starts, which may be later than {version}, the newest kvlint models in the range; "
+        f"{_assumed(ctx, version)}",
+        s.installed_loc or s.command_loc,
+        fix=f"pin the release in that {runner} ({s.engine}=={version}), or pass --engine-version with the "
+        "release it installs",
+        severity="info",
+    )
+
+
 @check("KV208")
 def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV208: the engine release is unpinned (``latest``, no tag, chosen by an operator) or, for vLLM, outside
@@ -231,18 +251,11 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
                 else "check the image tag, or pass --engine-version with the release the image really runs",
             )
         elif s.install_range and s.installed_by:
-            # pip install "vllm>=0.9,<0.10": pip installs the newest release its index holds in the range, taken
-            # as the newest kvlint models in it (kvlint.engines.command._ranged); a later one in the range may run
-            yield ctx.finding(
-                f"the container's script installs vLLM within the range {s.install_range} ({_pip_at(s)}), not one "
-                "release: the installer takes the newest release in that range on its index the day the pod "
-                f"starts, which may be later than {s.version}, the newest kvlint models in the range; "
-                f"{_assumed(ctx, s.version)}",
-                s.installed_loc or s.command_loc,
-                fix=f"pin the release in that pip install (vllm=={s.version}), or pass --engine-version with the "
-                "release it installs",
-                severity="info",
-            )
+            yield _range_note(ctx, s.version)
+        return
+    if s.version is not None and s.install_range and s.installed_by:
+        # SGLang's the same (shell55): pip install "sglang[all]>=0.4.6,<0.4.7", uvx --from "sglang>=0.4.6,<0.4.7"
+        yield _range_note(ctx, s.version)
         return
     if s.version is None and s.install_upgrades:
         # pip install -U vllm in the script: pip replaces the image's release with the newest on the day the pod

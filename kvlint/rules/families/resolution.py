@@ -1003,8 +1003,15 @@ def _literal_reference(s: ServingConfig, name: str) -> tuple[str, bool] | None:
     ``$VAR`` / ``${VAR}``, which nothing expands (the kubelet expands only ``$(VAR)``), or a ``$(VAR)`` whose
     variable the container's env does not define, which the kubelet leaves as written (Kubernetes API,
     ``Container.args``: "If a variable cannot be resolved, the reference in the input string will be
-    unchanged"); None otherwise."""
-    if not s.exec_form or s.model is None or s.model.source != "arg":
+    unchanged"); None otherwise. The same for a shell script's ``$VAR`` / ``${VAR}`` that the script quotes so that
+    the shell does not expand it (:attr:`kvlint.types.ServingConfig.quoted_model`: ``vllm serve '$MODEL'``; bash(1)
+    "QUOTING": single quotes preserve "the literal value of each character"; dash the same)."""
+    if s.model is None or s.model.source != "arg":
+        return None
+    if s.quoted_model:
+        m = _SHELL_REFERENCE.search(s.model.raw or name)
+        return (m.group(1), False) if m is not None else None
+    if not s.exec_form:
         return None
     m = _SHELL_REFERENCE.search(name)
     if m is not None:
@@ -1044,6 +1051,15 @@ def _literal_model(ctx: RuleContext, name: str, var: str, kubelet: bool) -> Diag
     like an envsubst template); for an unresolved ``$(VAR)``, an env entry for it."""
     s = ctx.serving
     engine = _ENGINE_NAMES.get(s.engine, s.engine)
+    if s.quoted_model and not s.exec_form:
+        # a shell script's '$MODEL': the quotes keep it from the shell
+        return ctx.finding(
+            f"the model '{name}' reaches {engine} as written: the script quotes it, so the shell does not expand "
+            f"it, and {engine} is asked for a model literally named '{name}' (no directory in the container, not a "
+            "valid Hugging Face repository id) and fails at start-up; capacity rules were skipped",
+            s.model.loc if s.model is not None else s.command_loc,
+            fix=f'write "${var}" (double quotes) or ${var} unquoted, so that the shell expands it',
+        )
     shell = f"run the command through a shell (command: [sh, -c], with the command line as one script) so the shell expands {var}"
     if kubelet:
         why = f"Kubernetes leaves $({var}) as written, as the container's env does not define {var}"
