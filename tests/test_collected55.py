@@ -4,6 +4,10 @@
   in a pod of ``nvidia.com/gpu: 10``. KV403's remedy offered "set data-parallel-size 10 to use all 10": vLLM took
   ``--data-parallel-size`` only from 0.8 (``vllm/engine/arg_utils.py::EngineArgs.add_cli_args``; first in
   kvlint's sampled option tables at 0.8.5), so 0.4.1 stops with "unrecognized arguments".
+* Tanguille/cluster's SGLang HelmRelease (Flux, bjw-s app-template) writes ``hostnames: ["{{ .Release.Name
+  }}.${SECRET_DOMAIN}"]`` in ``spec.values``: helm-controller passes the values to the chart, which runs them
+  through ``tpl``. kvlint said KV002 "unrendered Helm/Go template syntax ... render with `helm template` first",
+  and listed the file as "template not rendered", though nothing in this file is for the user to render.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from kvlint.pipeline import run_check
 
 COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
 MISTRAL_041 = COLLECTED / "brayanpena530__multiLLM-EKS-Deploy__services__mistral.yaml"
+SGLANG_RELEASE = COLLECTED / "Tanguille__cluster__kubernetes__apps__ai__sglang__app__helmrelease.yaml"
 
 
 def _kv403_fix(path: Path) -> str:
@@ -42,3 +47,69 @@ def test_the_data_parallel_remedy_follows_the_release(tmp_path: Path, tag: str, 
     fix = _kv403_fix(f)
     assert ("data-parallel-size 10 to use all 10" in fix) is offered, (tag, fix)
     assert fix.startswith("request 1 GPU"), fix
+
+
+def _kv002(path: Path) -> list[tuple[int, str]]:
+    result = run_check([str(path)], Options(allow_hub=False))
+    return [((d.loc.line if d.loc else 0), d.message) for d in result.diagnostics if d.rule == "KV002"]
+
+
+def test_template_actions_in_a_helmrelease_values_go_to_the_chart() -> None:
+    text = SGLANG_RELEASE.read_text()
+    assert (
+        '- "{{ .Release.Name }}.${SECRET_DOMAIN}"' in text and "apiVersion: helm.toolkit.fluxcd.io/v2" in text
+    )
+    assert _kv002(SGLANG_RELEASE) == []
+
+
+def test_template_actions_outside_the_values_still_make_a_template(tmp_path: Path) -> None:
+    # the same HelmRelease with its spec.interval written as a Helm action: a template to render first
+    f = tmp_path / "helmrelease.yaml"
+    text = SGLANG_RELEASE.read_text()
+    assert text.count("\n  interval: 30m\n") == 1
+    f.write_text(text.replace("\n  interval: 30m\n", '\n  interval: "{{ .Values.interval }}"\n'))
+    line = 1 + f.read_text().split("\n").index('  interval: "{{ .Values.interval }}"')
+    assert [n for n, _ in _kv002(f)] == [line]
+
+
+# An Argo CD Application with two sources, made up for this test: helm.valuesObject of the first goes to its chart;
+# a Helm action in the second source's releaseName, outside any values, is a template's.
+_ARGO = """apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: llm
+spec:
+  sources:
+    - repoURL: https://charts.example.com
+      chart: app
+      helm:
+        valuesObject:
+          host: "{{ .Release.Name }}.example.com"
+        values: |
+          other: "{{ .Release.Namespace }}"
+    - repoURL: https://charts.example.com
+      chart: other
+      helm:
+        releaseName: "{{ .Values.name }}"
+  destination:
+    namespace: llm
+"""
+
+
+def test_argo_cd_values_go_to_the_chart_and_other_fields_do_not(tmp_path: Path) -> None:
+    f = tmp_path / "app.yaml"
+    f.write_text(_ARGO)
+    assert [n for n, _ in _kv002(f)] == [17]
+    f.write_text(_ARGO.replace('        releaseName: "{{ .Values.name }}"\n', ""))
+    assert _kv002(f) == []
+
+
+def test_an_application_in_a_chart_template_is_rendered_first(tmp_path: Path) -> None:
+    # app of apps: the Application is a template of a chart, whose own Helm renders the action before Argo CD sees
+    # it, so it is still KV002 there
+    chart = tmp_path / "apps"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: apps\nversion: 0.1.0\n")
+    f = chart / "templates" / "app.yaml"
+    f.write_text(_ARGO.replace('        releaseName: "{{ .Values.name }}"\n', ""))
+    assert [n for n, _ in _kv002(f)] == [11]
