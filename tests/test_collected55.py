@@ -8,10 +8,15 @@
   }}.${SECRET_DOMAIN}"]`` in ``spec.values``: helm-controller passes the values to the chart, which runs them
   through ``tpl``. kvlint said KV002 "unrendered Helm/Go template syntax ... render with `helm template` first",
   and listed the file as "template not rendered", though nothing in this file is for the user to render.
+* open-source-ai-dev/vllm-helm-chart runs ``vllm serve {{ .Values.model.name }}`` with ``model.name:
+  "Llama-3.2-1B"`` and never uses its ``model.organization: "meta-llama"``: the engine is asked for a hub id without
+  an organisation. KV502 said only "not in the bundled catalogue and hub access is disabled" and offered
+  ``--model-dir``; it now says the name lacks its organisation and names the catalogued meta-llama/Llama-3.2-1B.
 """
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -21,6 +26,7 @@ from kvlint.pipeline import run_check
 
 COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
 MISTRAL_041 = COLLECTED / "brayanpena530__multiLLM-EKS-Deploy__services__mistral.yaml"
+ORGLESS_CHART = COLLECTED / "charts" / "open-source-ai-dev-vllm"
 SGLANG_RELEASE = COLLECTED / "Tanguille__cluster__kubernetes__apps__ai__sglang__app__helmrelease.yaml"
 
 
@@ -113,3 +119,68 @@ def test_an_application_in_a_chart_template_is_rendered_first(tmp_path: Path) ->
     f = chart / "templates" / "app.yaml"
     f.write_text(_ARGO.replace('        releaseName: "{{ .Values.name }}"\n', ""))
     assert [n for n, _ in _kv002(f)] == [11]
+
+
+def _kv502(path: Path) -> list[tuple[str, str]]:
+    result = run_check([str(path)], Options(allow_hub=False))
+    return [(d.message, d.fix or "") for d in result.diagnostics if d.rule == "KV502"]
+
+
+@pytest.mark.skipif(shutil.which("helm") is None, reason="renders the chart with helm")
+def test_a_model_name_without_its_organisation_names_the_catalogued_id() -> None:
+    values = (ORGLESS_CHART / "values.yaml").read_text()
+    assert 'organization: "meta-llama"' in values and 'name: "Llama-3.2-1B"' in values
+    assert (
+        "vllm serve {{ .Values.model.name }}" in (ORGLESS_CHART / "templates" / "deployment.yaml").read_text()
+    )
+    [(message, fix)] = _kv502(ORGLESS_CHART)
+    assert "'Llama-3.2-1B' is a hub id without its organisation" in message, message
+    assert "did you mean meta-llama/Llama-3.2-1B?" in message
+    assert fix.startswith("provide it with its hub id meta-llama/Llama-3.2-1B in the command"), fix
+
+
+# A Deployment made up for this test: the engine command as the chart above renders it, the name given three ways.
+_BARE = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: vllm
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.6.3
+          command: ["/bin/sh", "-c"]
+          args: ["vllm serve MODEL --max-model-len 8192"]
+          resources: {limits: {nvidia.com/gpu: "1"}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("model", "meant"),
+    [
+        ("Llama-3.2-1B", "meta-llama/Llama-3.2-1B"),
+        (
+            "qwen2.5-7b-instruct",
+            "Qwen/Qwen2.5-7B-Instruct",
+        ),  # the Hub's ids are case-insensitive, as the catalogue's
+        ("gpt2", None),  # a legacy canonical id the catalogue has no model of: as before
+        ("someorg/Llama-3.2-1B-custom", None),  # an id with its organisation: as before
+    ],
+)
+def test_only_a_bare_catalogued_repository_name_gets_the_hint(
+    tmp_path: Path, model: str, meant: str | None
+) -> None:
+    f = tmp_path / "d.yaml"
+    f.write_text(_BARE.replace("MODEL", model))
+    [(message, fix)] = _kv502(f)
+    if meant is None:
+        assert "without its organisation" not in message and "did you mean" not in message, message
+        assert fix.startswith("provide it with --model-dir") or fix.startswith(
+            "provide it with `kvlint models pull"
+        ), fix
+    else:
+        assert f"did you mean {meant}?" in message, message
+        assert f"provide it with its hub id {meant} in the command" in fix, fix
