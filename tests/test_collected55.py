@@ -12,6 +12,10 @@
   "Llama-3.2-1B"`` and never uses its ``model.organization: "meta-llama"``: the engine is asked for a hub id without
   an organisation. KV502 said only "not in the bundled catalogue and hub access is disabled" and offered
   ``--model-dir``; it now says the name lacks its organisation and names the catalogued meta-llama/Llama-3.2-1B.
+* Tanguille/cluster's LLMKube ``InferenceService`` (``inference.llmkube.dev``, ``runtime: vllm``, ``vllmConfig``,
+  a ``vllm/vllm-openai-rocm`` image) was skipped in silence: kvlint reads ``InferenceService`` by kind (KServe's,
+  OME's), the KServe reader found no predictor in it, and the note for operator kinds kvlint has no reader for
+  took any ``InferenceService`` as known. It is now "not read" (KV503 info), as other operators' objects are.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from kvlint.pipeline import run_check
 COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
 MISTRAL_041 = COLLECTED / "brayanpena530__multiLLM-EKS-Deploy__services__mistral.yaml"
 ORGLESS_CHART = COLLECTED / "charts" / "open-source-ai-dev-vllm"
+LLMKUBE_VLLM = COLLECTED / "Tanguille__cluster__kubernetes__apps__ai__llmkube__models__qwen38-27b-vllm.yaml"
+LLMKUBE_LLAMACPP = COLLECTED / "Tanguille__cluster__kubernetes__apps__ai__llmkube__models__qwen35-2b.yaml"
 SGLANG_RELEASE = COLLECTED / "Tanguille__cluster__kubernetes__apps__ai__sglang__app__helmrelease.yaml"
 
 
@@ -184,3 +190,50 @@ def test_only_a_bare_catalogued_repository_name_gets_the_hint(
     else:
         assert f"did you mean {meant}?" in message, message
         assert f"provide it with its hub id {meant} in the command" in fix, fix
+
+
+def _kv503(path: Path) -> list[tuple[int, str, str]]:
+    result = run_check([str(path)], Options(allow_hub=False))
+    return [
+        ((d.loc.line if d.loc else 0), d.severity, d.message) for d in result.diagnostics if d.rule == "KV503"
+    ]
+
+
+def test_an_inference_service_of_another_operator_is_not_read_out_loud() -> None:
+    text = LLMKUBE_VLLM.read_text()
+    assert (
+        "apiVersion: inference.llmkube.dev/v1alpha1\nkind: InferenceService" in text
+        and "runtime: vllm" in text
+    )
+    [(line, severity, message)] = _kv503(LLMKUBE_VLLM)
+    assert severity == "info"
+    assert (
+        "kvlint has no reader for InferenceService (inference.llmkube.dev), whose spec.vllmConfig configures vLLM"
+        in message
+    )
+    # at spec.vllmConfig: the first setting below the key (the comments between are skipped)
+    lines = text.split("\n")
+    key = next(i for i, ln in enumerate(lines) if ln.strip() == "vllmConfig:")
+    first = next(
+        i for i in range(key + 1, len(lines)) if lines[i].strip() and not lines[i].strip().startswith("#")
+    )
+    assert line == first + 1, (line, first + 1)
+
+
+def test_an_inference_service_of_another_operator_serving_no_engine_kvlint_reads_stays_quiet() -> None:
+    # the same operator's llama.cpp InferenceService: no engine of kvlint's in its spec
+    text = LLMKUBE_LLAMACPP.read_text()
+    assert "kind: InferenceService" in text and "llama.cpp:server-vulkan" in text
+    assert _kv503(LLMKUBE_LLAMACPP) == []
+
+
+def test_a_kserve_inference_service_is_still_kserves(tmp_path: Path) -> None:
+    # the LLMKube object with KServe's API group: read as KServe's (no predictor: nothing to say), as before
+    f = tmp_path / "isvc.yaml"
+    f.write_text(
+        LLMKUBE_VLLM.read_text().replace(
+            "apiVersion: inference.llmkube.dev/v1alpha1\nkind: InferenceService",
+            "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService",
+        )
+    )
+    assert all("llmkube" not in m and "no reader for InferenceService" not in m for _, _, m in _kv503(f))
