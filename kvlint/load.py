@@ -1752,6 +1752,81 @@ def _flatten(doc: Document, budget: list[int] | None = None) -> list[Document]:
     return out
 
 
+#: The most ``spec.sources`` of an Argo CD Application looked through (as :mod:`kvlint.workloads.gitops` reads
+#: them).
+_MAX_VALUES_SOURCES = 64
+
+
+def _key_lines(node: Any) -> list[int]:
+    """The lines of the keys of the located mapping ``node`` (none for anything else)."""
+    return [loc.line for loc in node.key_locs.values() if loc is not None] if isinstance(node, LDict) else []
+
+
+def _chart_values_lines(value: Any) -> list[tuple[int, int]]:
+    """The 1-based line ranges ``[first, end)`` (``end`` 0: to the document's end) of the inline Helm values of a
+    Flux HelmRelease (``spec.values``: helm-controller passes it to the chart) or an Argo CD Application
+    (``helm.values``, a string, and ``helm.valuesObject`` of ``spec.source`` or each of ``spec.sources``: argo-cd
+    ``reposerver/repository/repository.go``, ``helmTemplate``, writes them to a values file for ``helm
+    template``): from the line of the values key to the next key below it in the same or an enclosing mapping."""
+    if not isinstance(value, LDict):
+        return []
+    api, kind = str(value.get("apiVersion") or ""), value.get("kind")
+    spec = value.get("spec")
+    if not isinstance(spec, LDict):
+        return []
+    outer = _key_lines(value) + _key_lines(spec)
+    holders: list[tuple[Any, list[int]]] = []
+    if kind == "HelmRelease" and api.startswith("helm.toolkit.fluxcd.io/"):
+        holders.append((spec, outer))
+    elif kind == "Application" and api.startswith("argoproj.io/"):
+        source = spec.get("source")
+        if isinstance(source, LDict):
+            helm = source.get("helm")
+            holders.append((helm, outer + _key_lines(source) + _key_lines(helm)))
+        sources = spec.get("sources")
+        if isinstance(sources, LList):
+            items = [s for s in sources[:_MAX_VALUES_SOURCES] if isinstance(s, LDict)]
+            # every source's keys and its helm's: the next key below a values key may open the next source
+            lines = outer + [ln for s in items for ln in _key_lines(s) + _key_lines(s.get("helm"))]
+            holders.extend((s.get("helm"), lines) for s in items)
+    out: list[tuple[int, int]] = []
+    for holder, lines in holders:
+        if not isinstance(holder, LDict):
+            continue
+        for key in ("values", "valuesObject"):
+            at = holder.key_locs.get(key)
+            if at is None or key not in holder:
+                continue
+            below = [ln for ln in lines if ln > at.line]
+            out.append((at.line, min(below) if below else 0))
+    return out
+
+
+def _outside_chart_values(
+    value: Any, actions: list[tuple[int, int, str]], spans: list[Any], line_offset: int
+) -> list[tuple[int, int, str]]:
+    """``actions`` without those inside a string of a GitOps object's inline Helm values (a Flux HelmRelease's
+    ``spec.values``, an Argo CD Application source's ``helm.values``/``helm.valuesObject``): Helm passes them to
+    the chart as written, and a chart that runs a value through ``tpl`` renders ``{{ .Release.Name }}`` there
+    itself (bjw-s app-template's route ``hostnames``, its ``tpl`` of values: a homelab HelmRelease writes
+    ``"{{ .Release.Name }}.${SECRET_DOMAIN}"``), so the object is not a template to render first (KV002). Actions
+    outside every scalar still count: they shape the YAML. ``actions`` and ``spans`` are in segment coordinates
+    (0-based), shifted by ``line_offset`` to the file's lines."""
+    ranges = _chart_values_lines(value)
+    if not ranges:
+        return actions
+    starts = [sp[0] for sp in spans]
+    kept = []
+    for line, col, act in actions:
+        i = bisect_right(starts, (line, col)) - 1
+        in_scalar = i >= 0 and spans[i][0] <= (line, col) < spans[i][1]
+        at = line + line_offset + 1
+        if in_scalar and any(first <= at and (end == 0 or at < end) for first, end in ranges):
+            continue
+        kept.append((line, col, act))
+    return kept
+
+
 def _template_finding(
     spans: list[Any] | None,
     actions: list[tuple[int, int, str]],
@@ -2215,6 +2290,9 @@ def _add_doc(
     if actions:
         mine = [a for a in actions if next_start is None or (a[0], a[1]) < next_start]
         del actions[: len(mine)]
+        if mine and doc.spans is not None and template_chart(path) is None:
+            # (in a chart's templates/, an app-of-apps Application is itself rendered by Helm first)
+            mine = _outside_chart_values(doc.value, mine, doc.spans, line_offset)
         if mine:
             tf = _template_finding(doc.spans, mine, path, line_offset)
             if tf is not None:

@@ -133,6 +133,31 @@ def typed_model_remedies(message: str, ref: str, argument: str) -> str:
 UNMODELLED_HUB_IDS: dict[str, str] = {"deepseek-ai/deepseek-v4.1-flash": DEEPSEEK_V41_UNMODELLED}
 
 
+def _without_org(ref: str) -> tuple[str, str]:
+    """When the hub id ``ref`` has no organisation (``Llama-3.2-1B``) and the bundled catalogue holds a model of
+    that very repository name (``meta-llama/Llama-3.2-1B``, :func:`kvlint.models.catalogue.close_ids`), the words
+    that say so for KV502's reason and that id, else ``("", "")``. A Hub repository id is ``<org>/<name>``; one without an
+    organisation resolves only for the Hub's legacy canonical models (``gpt2``, ``bert-base-uncased``, since moved
+    under organisations and redirected), and vLLM reads the bare name as a local directory first
+    (``vllm/transformers_utils/config.py::get_config``, ``file_or_path_exists``), so a chart that drops the
+    organisation value (``vllm serve {{ .Values.model.name }}`` beside an unused ``model.organization``) asks the Hub
+    for a repository that is not there."""
+    if "/" in ref.strip("/"):
+        return "", ""
+    from kvlint.models.catalogue import close_ids
+
+    name = ref.strip("/").lower()
+    same = [mid for mid in close_ids(ref) if mid.rsplit("/", 1)[-1].lower() == name]
+    if not same:
+        return "", ""
+    return (
+        f"'{ref.strip('/')}' is a hub id without its organisation, which the Hub resolves only for its legacy "
+        f"canonical models (gpt2, bert-base-uncased), and the catalogued model of that name is {same[0]}: did you "
+        f"mean {same[0]}?",
+        same[0],
+    )
+
+
 def _unavailable(ref: str, reason: str, hub_hint: bool = True) -> ModelUnavailable:
     hint = _how_to(ref)
     if hub_hint:
@@ -1126,6 +1151,13 @@ def _resolve(
             raise ModelUnavailable(
                 f"model '{ref}': config.json not found (not in the bundled catalogue and hub access is disabled; "
                 f"no public copy of it was found, and with it kvlint would still not size the model: {unmodelled})"
+            )
+        said, meant = _without_org(ref)
+        if meant:
+            hint = _how_to(ref).removeprefix("provide it with ")
+            raise ModelUnavailable(
+                f"model '{ref}': config.json not found (not in the bundled catalogue and hub access is disabled; "
+                f"{said}); provide it with its hub id {meant} in the command (the id the Hub knows), {hint}"
             )
         raise _unavailable(ref, "not in the bundled catalogue and hub access is disabled")
     try:

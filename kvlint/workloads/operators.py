@@ -532,6 +532,16 @@ def _engine_named_at(node: Any, path: str, depth: int = 0) -> tuple[str, str, Lo
     return None
 
 
+#: Kinds kvlint's readers take by name in any API group (``("", kind)`` of ``known``) that are those of one
+#: operator: the API groups it serves them in. An object of the kind in another group is another operator's and
+#: counts as unknown below: LLMKube's ``inference.llmkube.dev`` ``InferenceService`` (``spec.runtime: vllm``,
+#: ``spec.vllmConfig``), which the KServe reader finds no predictor in, was silently skipped. KServe's groups
+#: (``serving.kserve.io``, v1alpha2's ``serving.kubeflow.org``) and OME's (``ome.io``, read as KServe's shape).
+_KIND_GROUPS: dict[str, tuple[str, ...]] = {
+    "InferenceService": ("serving.kserve.io", "serving.kubeflow.org", "ome.io"),
+}
+
+
 def unknown_kind_note(doc: Document, known: frozenset[tuple[str, str]]) -> Finding | None:
     """A finding for an object of an operator kind kvlint has no reader for (an API group with a dot, not one of
     ``known`` ``(group, kind)``, nor ``("", kind)`` for a kind known in any group) that holds no pod template kvlint could read, when its ``spec`` names a serving
@@ -540,7 +550,8 @@ def unknown_kind_note(doc: Document, known: frozenset[tuple[str, str]]) -> Findi
     names that mention an engine are values of other keys and say nothing here)."""
     api = get_in(doc.data, "apiVersion")
     group = api.split("/", 1)[0] if isinstance(api, str) and "/" in api else ""
-    if "." not in group or (group, doc.kind) in known or ("", doc.kind) in known or is_gitops(doc):
+    by_kind = ("", doc.kind) in known and group in _KIND_GROUPS.get(doc.kind, (group,))
+    if "." not in group or (group, doc.kind) in known or by_kind or is_gitops(doc):
         return None
     if doc.kind in _UNREAD:
         return None  # noted by unread_kind_note

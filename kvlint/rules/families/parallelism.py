@@ -417,11 +417,26 @@ def _use_all(ctx: RuleContext, have: int, unit: str = "GPU") -> str | None:
             options.append(f"{tp_flag} {tp}")
         elif ok is None:
             options.append(f"{tp_flag} {tp} (if it divides the model's attention heads)")
-    if have % (lay.tp * lay.pp) == 0 and not _sglang_attention_dp(ctx):
+    if have % (lay.tp * lay.pp) == 0 and not _sglang_attention_dp(ctx) and _dp_accepted(ctx):
         options.append(f"{dp_flag} {have // (lay.tp * lay.pp)}")
     if not options:
         return None
     return f"set {' or '.join(options)} to use all {have}{shm_note(ctx, unit)}"
+
+
+def _dp_accepted(ctx: RuleContext) -> bool:
+    """Whether the engine release the container runs takes a data-parallel size, so KV403 may offer one: vLLM's
+    ``--data-parallel-size`` (and ``--data-parallel-size-local``) came with 0.8 (first in kvlint's sampled option
+    tables at 0.8.5, :mod:`kvlint.engines.vllm_flags_data`; ``vllm@0.8.5`` ``vllm/engine/arg_utils.py::
+    EngineArgs.add_cli_args``); a ``vllm/vllm-openai:v0.4.1`` pod of 10 GPUs at tensor-parallel size 1 was told
+    to "set data-parallel-size 10", which that release refuses ("unrecognized arguments"). Read with the option
+    table of :func:`kvlint.engines.vllm.known_options` for the release (the union of all releases when it is not
+    known, as KV205 reads it). SGLang's ``--dp-size`` and the other engines: True."""
+    if ctx.engine != "vllm":
+        return True
+    from kvlint.engines.vllm import known_options
+
+    return "--data-parallel-size" in known_options(ctx.serving.version)
 
 
 def _sglang_attention_dp(ctx: RuleContext) -> bool:

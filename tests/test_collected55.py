@@ -1,0 +1,239 @@
+"""New-user pass 55 (fresh55) on manifests kvlint had not seen (fixtures/collected, INDEX.csv rows of pass 55).
+
+* brayanpena530/multiLLM-EKS-Deploy's Mistral Deployment runs ``vllm/vllm-openai:v0.4.1`` at tensor-parallel size 1
+  in a pod of ``nvidia.com/gpu: 10``. KV403's remedy offered "set data-parallel-size 10 to use all 10": vLLM took
+  ``--data-parallel-size`` only from 0.8 (``vllm/engine/arg_utils.py::EngineArgs.add_cli_args``; first in
+  kvlint's sampled option tables at 0.8.5), so 0.4.1 stops with "unrecognized arguments".
+* Tanguille/cluster's SGLang HelmRelease (Flux, bjw-s app-template) writes ``hostnames: ["{{ .Release.Name
+  }}.${SECRET_DOMAIN}"]`` in ``spec.values``: helm-controller passes the values to the chart, which runs them
+  through ``tpl``. kvlint said KV002 "unrendered Helm/Go template syntax ... render with `helm template` first",
+  and listed the file as "template not rendered", though nothing in this file is for the user to render.
+* open-source-ai-dev/vllm-helm-chart runs ``vllm serve {{ .Values.model.name }}`` with ``model.name:
+  "Llama-3.2-1B"`` and never uses its ``model.organization: "meta-llama"``: the engine is asked for a hub id without
+  an organisation. KV502 said only "not in the bundled catalogue and hub access is disabled" and offered
+  ``--model-dir``; it now says the name lacks its organisation and names the catalogued meta-llama/Llama-3.2-1B.
+* Tanguille/cluster's LLMKube ``InferenceService`` (``inference.llmkube.dev``, ``runtime: vllm``, ``vllmConfig``,
+  a ``vllm/vllm-openai-rocm`` image) was skipped in silence: kvlint reads ``InferenceService`` by kind (KServe's,
+  OME's), the KServe reader found no predictor in it, and the note for operator kinds kvlint has no reader for
+  took any ``InferenceService`` as known. It is now "not read" (KV503 info), as other operators' objects are.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kvlint.options import Options
+from kvlint.pipeline import run_check
+
+COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
+MISTRAL_041 = COLLECTED / "brayanpena530__multiLLM-EKS-Deploy__services__mistral.yaml"
+ORGLESS_CHART = COLLECTED / "charts" / "open-source-ai-dev-vllm"
+LLMKUBE_VLLM = COLLECTED / "Tanguille__cluster__kubernetes__apps__ai__llmkube__models__qwen38-27b-vllm.yaml"
+LLMKUBE_LLAMACPP = COLLECTED / "Tanguille__cluster__kubernetes__apps__ai__llmkube__models__qwen35-2b.yaml"
+SGLANG_RELEASE = COLLECTED / "Tanguille__cluster__kubernetes__apps__ai__sglang__app__helmrelease.yaml"
+
+
+def _kv403_fix(path: Path) -> str:
+    result = run_check([str(path)], Options(allow_hub=False))
+    kv403 = [d for d in result.diagnostics if d.rule == "KV403"]
+    assert len(kv403) == 1, [d.message for d in result.diagnostics]
+    return kv403[0].fix or ""
+
+
+def test_no_data_parallel_remedy_for_a_release_without_the_option() -> None:
+    text = MISTRAL_041.read_text()
+    assert "image: vllm/vllm-openai:v0.4.1" in text and "nvidia.com/gpu: 10" in text
+    fix = _kv403_fix(MISTRAL_041)
+    assert "data-parallel-size" not in fix, fix
+    # Mistral-7B's 32 attention heads do not divide by 10 (KV401), so fewer GPUs is the one remedy left
+    assert fix == "request 1 GPU", fix
+
+
+@pytest.mark.parametrize(("tag", "offered"), [("v0.7.3", False), ("v0.8.5", True), ("v0.11.0", True)])
+def test_the_data_parallel_remedy_follows_the_release(tmp_path: Path, tag: str, offered: bool) -> None:
+    f = tmp_path / "mistral.yaml"
+    f.write_text(MISTRAL_041.read_text().replace("vllm/vllm-openai:v0.4.1", f"vllm/vllm-openai:{tag}"))
+    fix = _kv403_fix(f)
+    assert ("data-parallel-size 10 to use all 10" in fix) is offered, (tag, fix)
+    assert fix.startswith("request 1 GPU"), fix
+
+
+def _kv002(path: Path) -> list[tuple[int, str]]:
+    result = run_check([str(path)], Options(allow_hub=False))
+    return [((d.loc.line if d.loc else 0), d.message) for d in result.diagnostics if d.rule == "KV002"]
+
+
+def test_template_actions_in_a_helmrelease_values_go_to_the_chart() -> None:
+    text = SGLANG_RELEASE.read_text()
+    assert (
+        '- "{{ .Release.Name }}.${SECRET_DOMAIN}"' in text and "apiVersion: helm.toolkit.fluxcd.io/v2" in text
+    )
+    assert _kv002(SGLANG_RELEASE) == []
+
+
+def test_template_actions_outside_the_values_still_make_a_template(tmp_path: Path) -> None:
+    # the same HelmRelease with its spec.interval written as a Helm action: a template to render first
+    f = tmp_path / "helmrelease.yaml"
+    text = SGLANG_RELEASE.read_text()
+    assert text.count("\n  interval: 30m\n") == 1
+    f.write_text(text.replace("\n  interval: 30m\n", '\n  interval: "{{ .Values.interval }}"\n'))
+    line = 1 + f.read_text().split("\n").index('  interval: "{{ .Values.interval }}"')
+    assert [n for n, _ in _kv002(f)] == [line]
+
+
+# An Argo CD Application with two sources, made up for this test: helm.valuesObject of the first goes to its chart;
+# a Helm action in the second source's releaseName, outside any values, is a template's.
+_ARGO = """apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: llm
+spec:
+  sources:
+    - repoURL: https://charts.example.com
+      chart: app
+      helm:
+        valuesObject:
+          host: "{{ .Release.Name }}.example.com"
+        values: |
+          other: "{{ .Release.Namespace }}"
+    - repoURL: https://charts.example.com
+      chart: other
+      helm:
+        releaseName: "{{ .Values.name }}"
+  destination:
+    namespace: llm
+"""
+
+
+def test_argo_cd_values_go_to_the_chart_and_other_fields_do_not(tmp_path: Path) -> None:
+    f = tmp_path / "app.yaml"
+    f.write_text(_ARGO)
+    assert [n for n, _ in _kv002(f)] == [17]
+    f.write_text(_ARGO.replace('        releaseName: "{{ .Values.name }}"\n', ""))
+    assert _kv002(f) == []
+
+
+def test_an_application_in_a_chart_template_is_rendered_first(tmp_path: Path) -> None:
+    # app of apps: the Application is a template of a chart, whose own Helm renders the action before Argo CD sees
+    # it, so it is still KV002 there
+    chart = tmp_path / "apps"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: apps\nversion: 0.1.0\n")
+    f = chart / "templates" / "app.yaml"
+    f.write_text(_ARGO.replace('        releaseName: "{{ .Values.name }}"\n', ""))
+    assert [n for n, _ in _kv002(f)] == [11]
+
+
+def _kv502(path: Path) -> list[tuple[str, str]]:
+    result = run_check([str(path)], Options(allow_hub=False))
+    return [(d.message, d.fix or "") for d in result.diagnostics if d.rule == "KV502"]
+
+
+@pytest.mark.skipif(shutil.which("helm") is None, reason="renders the chart with helm")
+def test_a_model_name_without_its_organisation_names_the_catalogued_id() -> None:
+    values = (ORGLESS_CHART / "values.yaml").read_text()
+    assert 'organization: "meta-llama"' in values and 'name: "Llama-3.2-1B"' in values
+    assert (
+        "vllm serve {{ .Values.model.name }}" in (ORGLESS_CHART / "templates" / "deployment.yaml").read_text()
+    )
+    [(message, fix)] = _kv502(ORGLESS_CHART)
+    assert "'Llama-3.2-1B' is a hub id without its organisation" in message, message
+    assert "did you mean meta-llama/Llama-3.2-1B?" in message
+    assert fix.startswith("provide it with its hub id meta-llama/Llama-3.2-1B in the command"), fix
+
+
+# A Deployment made up for this test: the engine command as the chart above renders it, the name given three ways.
+_BARE = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: vllm
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.6.3
+          command: ["/bin/sh", "-c"]
+          args: ["vllm serve MODEL --max-model-len 8192"]
+          resources: {limits: {nvidia.com/gpu: "1"}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("model", "meant"),
+    [
+        ("Llama-3.2-1B", "meta-llama/Llama-3.2-1B"),
+        (
+            "qwen2.5-7b-instruct",
+            "Qwen/Qwen2.5-7B-Instruct",
+        ),  # the Hub's ids are case-insensitive, as the catalogue's
+        ("gpt2", None),  # a legacy canonical id the catalogue has no model of: as before
+        ("someorg/Llama-3.2-1B-custom", None),  # an id with its organisation: as before
+    ],
+)
+def test_only_a_bare_catalogued_repository_name_gets_the_hint(
+    tmp_path: Path, model: str, meant: str | None
+) -> None:
+    f = tmp_path / "d.yaml"
+    f.write_text(_BARE.replace("MODEL", model))
+    [(message, fix)] = _kv502(f)
+    if meant is None:
+        assert "without its organisation" not in message and "did you mean" not in message, message
+        assert fix.startswith("provide it with --model-dir") or fix.startswith(
+            "provide it with `kvlint models pull"
+        ), fix
+    else:
+        assert f"did you mean {meant}?" in message, message
+        assert f"provide it with its hub id {meant} in the command" in fix, fix
+
+
+def _kv503(path: Path) -> list[tuple[int, str, str]]:
+    result = run_check([str(path)], Options(allow_hub=False))
+    return [
+        ((d.loc.line if d.loc else 0), d.severity, d.message) for d in result.diagnostics if d.rule == "KV503"
+    ]
+
+
+def test_an_inference_service_of_another_operator_is_not_read_out_loud() -> None:
+    text = LLMKUBE_VLLM.read_text()
+    assert (
+        "apiVersion: inference.llmkube.dev/v1alpha1\nkind: InferenceService" in text
+        and "runtime: vllm" in text
+    )
+    [(line, severity, message)] = _kv503(LLMKUBE_VLLM)
+    assert severity == "info"
+    assert (
+        "kvlint has no reader for InferenceService (inference.llmkube.dev), whose spec.vllmConfig configures vLLM"
+        in message
+    )
+    # at spec.vllmConfig: the first setting below the key (the comments between are skipped)
+    lines = text.split("\n")
+    key = next(i for i, ln in enumerate(lines) if ln.strip() == "vllmConfig:")
+    first = next(
+        i for i in range(key + 1, len(lines)) if lines[i].strip() and not lines[i].strip().startswith("#")
+    )
+    assert line == first + 1, (line, first + 1)
+
+
+def test_an_inference_service_of_another_operator_serving_no_engine_kvlint_reads_stays_quiet() -> None:
+    # the same operator's llama.cpp InferenceService: no engine of kvlint's in its spec
+    text = LLMKUBE_LLAMACPP.read_text()
+    assert "kind: InferenceService" in text and "llama.cpp:server-vulkan" in text
+    assert _kv503(LLMKUBE_LLAMACPP) == []
+
+
+def test_a_kserve_inference_service_is_still_kserves(tmp_path: Path) -> None:
+    # the LLMKube object with KServe's API group: read as KServe's (no predictor: nothing to say), as before
+    f = tmp_path / "isvc.yaml"
+    f.write_text(
+        LLMKUBE_VLLM.read_text().replace(
+            "apiVersion: inference.llmkube.dev/v1alpha1\nkind: InferenceService",
+            "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService",
+        )
+    )
+    assert all("llmkube" not in m and "no reader for InferenceService" not in m for _, _, m in _kv503(f))
