@@ -929,6 +929,7 @@ class FleetEntry:
 
 
 def _kept_fleet_plan(
+    scope: _Scope,
     serving: ServingConfig,
     settings: VllmSettings,
     model: ModelSpec,
@@ -939,8 +940,8 @@ def _kept_fleet_plan(
     """A fleet's vLLM plan on ``gpu`` with plans kept across analyses (:func:`keep_plans`): the kept plan of these
     inputs, else planned and kept. ``lazy`` holds the plans' prelude (:func:`kvlint.memory.vllm.plan_prelude`, None
     where it raised: each plan then raises it again) once a GPU's plan had to be made, empty before: a fleet whose
-    plans are all kept makes none. Raises what the memory model raises."""
-    scope = _scope(serving)
+    plans are all kept makes none; ``scope`` is the container's memo scope (:func:`_scope`), which keys the
+    plans. Raises what the memory model raises."""
     key = scope.key(settings, model, gpu)
     if key is not None:
         detail = _KEPT.get(key, model)
@@ -1018,6 +1019,7 @@ def plan_fleet(
     # with plans kept across analyses (keep_plans), the vLLM prelude only once a GPU's plan is not kept
     kept = serving.engine == "vllm" and type(settings) is VllmSettings and _KEPT.limit > 0
     lazy: list[Any] = []  # [prelude or None] once made
+    scope = _scope(serving) if kept else None
     try:
         if serving.engine == "vllm" and type(settings) is VllmSettings and not kept:
             prelude = plan_prelude(settings, model)
@@ -1065,8 +1067,8 @@ def plan_fleet(
             continue
         try:
             # each GPU once, and no remedy re-plans a fleet entry: not memoised (but kept, with keep_plans)
-            if kept:
-                detail = _kept_fleet_plan(serving, settings, model, gpus, gpu, lazy)
+            if scope is not None:
+                detail = _kept_fleet_plan(scope, serving, settings, model, gpus, gpu, lazy)
             else:
                 detail = _detail(serving, settings, model, gpus, gpu, memo=False, prelude=prelude)
         except _PLAN_ERRORS as exc:
