@@ -521,9 +521,9 @@ def keep_plans(limit: int) -> None:
     """Keep up to ``limit`` vLLM plans across analyses in this process (0: none, the default), each answered again
     for the same inputs by value (:class:`_Kept`: bounded in count and key size, nothing of one object's
     manifest in another's answer but the plan of equal inputs). For a long-lived process that analyses object
-    after object, where the same settings, model and GPU recur (the admission webhook's review workers: a
-    Deployment, its ReplicaSet and its pods, a controller re-applying an object, each GPU of the default fleet
-    for every pod that names none); ``kvlint check`` plans each container once per run and does not use it.
+    after object, where the same settings, model and GPU recur (the admission webhook's review workers: an object
+    re-applied, scaled up or restarted, the same model and flags in another namespace, each GPU of the default
+    fleet for every pod that names none); ``kvlint check`` plans each container once per run and does not use it.
     Turning it off or changing the limit drops what was kept. Raises ValueError for a negative ``limit``."""
     if limit < 0:
         raise ValueError(f"keep_plans: limit must be >= 0, not {limit}")

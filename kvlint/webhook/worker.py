@@ -573,8 +573,8 @@ def worker_main(conn: Any, pipeline: Any = None, memory_limit: int | None = None
     limit_memory(memory_limit)
     from kvlint.memory.stage import KEPT_PLANS, keep_plans
 
-    # the same plans recur from review to review (a Deployment, its ReplicaSet and pods; re-applied objects; the
-    # default fleet's GPUs for every pod that names none): kept, bounded, by the inputs' values
+    # the same plans recur from review to review (an object re-applied, scaled up or restarted; the same model and
+    # flags in another namespace; the default fleet's GPUs for every pod that names none): kept, bounded, by value
     keep_plans(KEPT_PLANS)
     try:  # the review event loop and the probes win the CPU over a worker busy with a heavy review
         os.nice(WORKER_NICENESS)
