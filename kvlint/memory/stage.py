@@ -11,6 +11,7 @@ read that outcome; when a rule's remedy needs "the same container with one setti
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -55,6 +56,7 @@ __all__ = [
     "PlanOutcome",
     "fit_assessment",
     "fit_verdict",
+    "keep_plans",
     "mig_fleet",
     "mig_profile_of",
     "plan_container",
@@ -228,9 +230,10 @@ def _detail(
             )
         return _run(serving, settings, model, gpus, gpu, None, prelude)
     scope = _scope(serving)
+    kept = _KEPT if _KEPT.limit else None
     if scope.first is not None:
         scope.settle()
-    elif not scope.plans and not scope.deltas:
+    elif kept is None and not scope.plans and not scope.deltas:
         # the scope's first plan (the plan stage's, as a rule): kept unkeyed until a second plan is asked for,
         # since most containers never re-plan and keying is most of the memo's cost
         if changes:
@@ -244,6 +247,15 @@ def _detail(
         hit = scope.plans.get(key)
         if hit is not None and hit[0] is model:
             return hit[2]  # type: ignore[no-any-return]
+        if kept is not None:
+            detail = kept.get(key, model)
+            if detail is not None:
+                with _MEMO_LOCK:
+                    if len(scope.plans) >= _SCOPE_PLANS:
+                        scope.plans.clear()
+                    scope.plans[key] = (model, settings, detail)
+                return detail
+    base = settings
     if changes:  # the changed settings are built only for a plan not already made
         settings = settings.changed(**changes)
     detail = _run(serving, settings, model, gpus, gpu, None, prelude)
@@ -252,6 +264,8 @@ def _detail(
             if len(scope.plans) >= _SCOPE_PLANS:
                 scope.plans.clear()
             scope.plans[key] = (model, settings, detail)
+        if kept is not None:
+            kept.put(key, model, detail, scope.delta(base))
     return detail
 
 
@@ -423,6 +437,99 @@ def shared_plans(pod_spec: Any) -> Iterator[None]:
             scope = _MEMO.get(id(pod_spec))
             if scope is not None and scope.serving is pod_spec:
                 del _MEMO[id(pod_spec)]
+
+
+#: The longest settings delta (:func:`settings_delta`, as ``repr`` writes it) whose plan :class:`_Kept` keeps, in
+#: characters: a manifest's flags set a few short values (the fleet's plans of the webhook bench's objects write
+#: 200 to 400); a plan of settings holding more (a long ``--hf-overrides`` or ``--compilation-config``) is
+#: planned, not kept.
+KEPT_KEY_CHARS = 4096
+
+#: The plans a review worker of the admission webhook keeps across its reviews (:func:`keep_plans`).
+KEPT_PLANS = 256
+
+
+class _Kept:
+    """vLLM plans kept across analyses, for a process that analyses one object after another (the admission
+    webhook's review workers, :func:`keep_plans`; off, ``limit`` 0, everywhere else). Keyed as a scope's plans
+    (:meth:`_Scope.key`: every input of ``plan_vllm_detailed`` by value, the model object by identity), so a
+    plan found here is the memory model's answer for the inputs of the plan asked for, whichever object first
+    asked: nothing of that object but what the key holds by value is in it. Bounded: at most ``limit`` plans
+    (``plans``: key -> (model, detail), the model held so that its id in the key stays its own, as the per-model
+    memos of :mod:`kvlint.memory.memo` hold theirs), the least recently used dropped first; a plan whose
+    settings delta is longer than :data:`KEPT_KEY_CHARS`, or whose settings hold a draft model (keyed by
+    identity, and not held here), is not kept. ``last``: the settings delta :meth:`admits` last answered for,
+    and its answer."""
+
+    __slots__ = ("last", "limit", "plans")
+
+    def __init__(self) -> None:
+        self.limit = 0
+        self.plans: OrderedDict[tuple[Any, ...], tuple[ModelSpec, Any]] = OrderedDict()
+        self.last: tuple[tuple[tuple[int, Any], ...], bool] | None = None
+
+    def clear(self) -> None:
+        """Drop every plan kept."""
+        self.plans.clear()
+        self.last = None
+
+    def admits(self, delta: tuple[tuple[int, Any], ...]) -> bool:
+        """Whether plans of settings whose :func:`settings_delta` is ``delta`` may be kept: written out
+        (``repr``) in at most :data:`KEPT_KEY_CHARS` characters, and holding no draft model. Asked of the
+        settings a container was read with (a scope's delta, one object per settings object), not of a
+        remedy's changed settings, whose changes are kvlint's own values; the last answer is kept."""
+        last = self.last
+        if last is not None and last[0] is delta:
+            return last[1]
+        written = repr(delta)
+        ok = len(written) <= KEPT_KEY_CHARS and _MODEL_TAG not in written
+        self.last = (delta, ok)
+        return ok
+
+    def get(self, key: tuple[Any, ...], model: ModelSpec) -> Any:
+        """The plan kept for ``key`` when it was made for this very ``model`` object, else None."""
+        with _MEMO_LOCK:
+            hit = self.plans.get(key)
+            if hit is None or hit[0] is not model:
+                return None
+            self.plans.move_to_end(key)
+            return hit[1]
+
+    def put(
+        self, key: tuple[Any, ...], model: ModelSpec, detail: Any, base: tuple[tuple[int, Any], ...]
+    ) -> None:
+        """Keep ``detail`` as the plan of ``key`` made for ``model``, unless the settings it was derived from
+        (their delta ``base``, :meth:`admits`) are too long or hold a draft model; the least recently used plan
+        goes when ``limit`` are kept."""
+        if not self.admits(base):
+            return
+        with _MEMO_LOCK:
+            self.plans[key] = (model, detail)
+            self.plans.move_to_end(key)
+            while len(self.plans) > self.limit:
+                self.plans.popitem(last=False)
+
+
+#: How :func:`repr` writes the type tag of a draft model in a settings delta (:func:`_frozen`).
+_MODEL_TAG = repr(ModelSpec)
+
+
+_KEPT = _Kept()
+
+
+def keep_plans(limit: int) -> None:
+    """Keep up to ``limit`` vLLM plans across analyses in this process (0: none, the default), each answered again
+    for the same inputs by value (:class:`_Kept`: bounded in count and key size, nothing of one object's
+    manifest in another's answer but the plan of equal inputs). For a long-lived process that analyses object
+    after object, where the same settings, model and GPU recur (the admission webhook's review workers: an object
+    re-applied, scaled up or restarted, the same model and flags in another namespace, each GPU of the default
+    fleet for every pod that names none); ``kvlint check`` plans each container once per run and does not use it.
+    Turning it off or changing the limit drops what was kept. Raises ValueError for a negative ``limit``."""
+    if limit < 0:
+        raise ValueError(f"keep_plans: limit must be >= 0, not {limit}")
+    with _MEMO_LOCK:
+        _KEPT.limit = int(limit)
+        _KEPT.clear()
 
 
 class _Unkeyable(Exception):
@@ -840,6 +947,36 @@ class FleetEntry:
         }
 
 
+def _kept_fleet_plan(
+    scope: _Scope,
+    serving: ServingConfig,
+    settings: VllmSettings,
+    model: ModelSpec,
+    gpus: int,
+    gpu: tuple[Accelerator, int],
+    lazy: list[Any],
+) -> PlanDetail:
+    """A fleet's vLLM plan on ``gpu`` with plans kept across analyses (:func:`keep_plans`): the kept plan of these
+    inputs, else planned and kept. ``lazy`` holds the plans' prelude (:func:`kvlint.memory.vllm.plan_prelude`, None
+    where it raised: each plan then raises it again) once a GPU's plan had to be made, empty before: a fleet whose
+    plans are all kept makes none; ``scope`` is the container's memo scope (:func:`_scope`), which keys the
+    plans. Raises what the memory model raises."""
+    key = scope.key(settings, model, gpu)
+    if key is not None:
+        detail = _KEPT.get(key, model)
+        if detail is not None:
+            return detail  # type: ignore[no-any-return]
+    if not lazy:
+        try:
+            lazy.append(plan_prelude(settings, model))
+        except Exception:  # left to each GPU's plan, which raises it where the engine's order does
+            lazy.append(None)
+    detail = _run(serving, settings, model, gpus, gpu, None, lazy[0])
+    if key is not None:
+        _KEPT.put(key, model, detail, scope.delta(settings))
+    return detail
+
+
 def mig_profile_of(placement: Placement) -> str | None:
     """The MIG profile a container requests through a ``nvidia.com/mig-<profile>`` resource (mixed strategy;
     KAITO's ``resource.partition`` ``mode: mig`` becomes one), canonical (``3g.40gb``); None otherwise."""
@@ -898,8 +1035,12 @@ def plan_fleet(
     # a vLLM or SGLang plan's steps that do not depend on the GPU, once for the whole fleet (the same plans: when
     # they raise, each GPU planned raises it again, in its own order of steps, and gets its entry or ends the call)
     prelude: PlanPrelude | SglangPrelude | None = None
+    # with plans kept across analyses (keep_plans), the vLLM prelude only once a GPU's plan is not kept
+    kept = serving.engine == "vllm" and type(settings) is VllmSettings and _KEPT.limit > 0
+    lazy: list[Any] = []  # [prelude or None] once made
+    scope = _scope(serving) if kept else None
     try:
-        if serving.engine == "vllm" and type(settings) is VllmSettings:
+        if serving.engine == "vllm" and type(settings) is VllmSettings and not kept:
             prelude = plan_prelude(settings, model)
         elif serving.engine == "sglang":
             prelude = sglang_prelude(serving, model)
@@ -944,8 +1085,11 @@ def plan_fleet(
             out.append(FleetEntry(acc, gpus, None, "unknown", gpu or "no memory total", mig_profile=profile))
             continue
         try:
-            # each GPU once, and no remedy re-plans a fleet entry: not memoised
-            detail = _detail(serving, settings, model, gpus, gpu, memo=False, prelude=prelude)
+            # each GPU once, and no remedy re-plans a fleet entry: not memoised (but kept, with keep_plans)
+            if scope is not None:
+                detail = _kept_fleet_plan(scope, serving, settings, model, gpus, gpu, lazy)
+            else:
+                detail = _detail(serving, settings, model, gpus, gpu, memo=False, prelude=prelude)
         except _PLAN_ERRORS as exc:
             out.append(FleetEntry(acc, gpus, None, "unknown", str(exc), mig_profile=profile))
             continue

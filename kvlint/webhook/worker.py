@@ -25,6 +25,8 @@ A worker limits its own address space (``RLIMIT_AS``) when given a memory limit,
 manifest provokes ends in ``MemoryError`` (answered as an internal error) instead of the pod's OOM kill,
 and runs at a lower scheduling priority (:data:`WORKER_NICENESS`), so the server's event loop and probes
 get the CPU first. The cyclic garbage collector is off while a worker lints (:data:`COLLECT_DURING_REVIEW`).
+A worker keeps up to :data:`kvlint.memory.stage.KEPT_PLANS` vLLM memory plans across its reviews
+(:func:`kvlint.memory.stage.keep_plans`: keyed by every input's value, bounded in count and key size).
 """
 
 from __future__ import annotations
@@ -569,6 +571,11 @@ def worker_main(conn: Any, pipeline: Any = None, memory_limit: int | None = None
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server decides when workers end
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     limit_memory(memory_limit)
+    from kvlint.memory.stage import KEPT_PLANS, keep_plans
+
+    # the same plans recur from review to review (an object re-applied, scaled up or restarted; the same model and
+    # flags in another namespace; the default fleet's GPUs for every pod that names none): kept, bounded, by value
+    keep_plans(KEPT_PLANS)
     try:  # the review event loop and the probes win the CPU over a worker busy with a heavy review
         os.nice(WORKER_NICENESS)
     except (AttributeError, OSError):  # pragma: no cover - platform without nice
