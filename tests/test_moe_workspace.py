@@ -402,3 +402,23 @@ def test_dp_gather_at_0_19_only_for_methods_that_dispatch_outside_their_kernel()
 
     assert gather("0.19.0") == 0
     assert gather("0.14.0") == 4 * 8192 * (m.hidden_size + m.num_experts) * 2
+
+
+@pytest.mark.parametrize("version", ["0.8.5", "0.9.0", "0.9.1"])
+def test_data_parallel_experts_split_before_0_9_2(version: str) -> None:
+    """The releases before FusedMoEParallelConfig flatten TP across DP as well: vllm@0.8.0 / 0.8.5
+    fused_moe/layer.py::FusedMoE.__init__ sets ``self.tp_size = self.tp_size * self.dp_size`` without expert
+    parallelism, and vllm@0.9.0 fused_moe/layer.py::FusedMoEParallelConfig.make has flatten_tp_across_dp. At DP 4
+    each rank holds a quarter of every expert, as many bytes as with --enable-expert-parallel."""
+    from kvlint.memory.versions import moe_shards_experts_across_dp, resolve_version
+
+    assert moe_shards_experts_across_dp(resolve_version(version)[0])
+    m = _moe()
+
+    def weights(dp: int, ep: bool = False) -> int:
+        s = _settings(version, data_parallel_size=dp, enable_expert_parallel=ep)
+        return plan_vllm_detailed(s, m, TOTAL, **H100).plan.weights_bytes
+
+    experts = 48 * 128 * 3 * 2048 * 768 * 2
+    assert weights(1) - weights(4) == pytest.approx(experts * 3 / 4, abs=48 * 128 * 2048 * 2)
+    assert weights(4) == pytest.approx(weights(4, ep=True), abs=1 << 20)

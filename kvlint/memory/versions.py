@@ -508,11 +508,14 @@ def moe_shards_experts_across_dp(v: Version) -> bool:
     without ``--enable-expert-parallel``. ``FusedMoEParallelConfig.make`` flattens TP across DP
     (``flatten_tp_across_dp``, from 0.14.0 ``flatten_tp_across_dp_and_pcp``: ``tp_size = dp_size x tp_size``) and
     ``FusedMoE`` builds ``intermediate_size // tp_size`` of each expert (``vllm/model_executor/layers/fused_moe/
-    config.py``, ``layer.py``; read in the 0.10.1, 0.11.0, 0.14.0, 0.15.0 and 0.19.0 wheels and on main at
-    002d6073, whose docstring states it: "TP = 1, DP = 2 and EP = False ... the tensors are sharded across 2
-    devices"; the 0.9.2 wheel per §1.10). Expert parallelism splits the experts over the same ranks whole. Earlier
-    releases were not read: not applied."""
-    return v >= (0, 9, 2)
+    config.py``, ``layer.py``; read in the 0.9.0, 0.9.2, 0.10.1, 0.11.0, 0.14.0, 0.15.0 and 0.19.0 wheels and on
+    main at 002d6073, whose docstring states it: "TP = 1, DP = 2 and EP = False ... the tensors are sharded across 2
+    devices"). Before ``FusedMoEParallelConfig`` (0.8.0 - 0.8.5) ``FusedMoE.__init__`` does the same inline: without
+    expert parallelism ``self.tp_rank = tp_rank + self.tp_size * self.dp_rank`` and ``self.tp_size = self.tp_size *
+    self.dp_size`` (``vllm@0.8.0``/``0.8.5:vllm/model_executor/layers/fused_moe/layer.py``), from the first release
+    with a data-parallel group (0.8.0, ``VLLM_DP_SIZE``). Expert parallelism splits the experts over the same ranks
+    whole."""
+    return v >= (0, 8, 0)
 
 
 def hybrid_allocator_available(v: Version) -> bool:
