@@ -422,3 +422,32 @@ def test_data_parallel_experts_split_before_0_9_2(version: str) -> None:
     experts = 48 * 128 * 3 * 2048 * 768 * 2
     assert weights(1) - weights(4) == pytest.approx(experts * 3 / 4, abs=48 * 128 * 2048 * 2)
     assert weights(4) == pytest.approx(weights(4, ep=True), abs=1 << 20)
+
+
+@pytest.mark.parametrize("version", ["0.10.1", "0.19.0"])
+def test_mxfp4_padding_follows_the_moe_layers_partition(version: str) -> None:
+    """Mxfp4MoEMethod.create_weights pads ``intermediate_size_per_partition`` (vllm@0.10.1 quantization/mxfp4.py;
+    0.19.0 oracle/mxfp4.py), which FusedMoE takes as intermediate_size // its own tp_size: tp x dp at DP > 1
+    without expert parallelism (TP flattened across DP), 1 with expert parallelism (whole experts per rank). So
+    gpt-oss-120b at DP 4 pads its experts as at TP 4 (2,880 / 4 = 720 -> 768 on Hopper), and at TP 4 with expert
+    parallelism as at TP 1 (2,880 is already a multiple of 64)."""
+    from kvlint.memory.vllm import VllmSettings, split_weights
+
+    m = resolve_model("openai/gpt-oss-120b", allow_hub=False)
+
+    def total(tp: int = 1, dp: int = 1, ep: bool = False) -> int:
+        s = VllmSettings(
+            version=version,
+            tensor_parallel_size=tp,
+            data_parallel_size=dp,
+            enable_expert_parallel=ep,
+            max_model_len=8192,
+        )
+        cfg = resolve_startup(s, m, TOTAL, **H100)
+        return split_weights(s, m, cfg).total
+
+    assert total(tp=4) > total(tp=1)  # the 720-wide partition is padded, the 2,880-wide one is not
+    assert total(dp=4) == total(tp=4)
+    assert total(tp=2, dp=2) == total(tp=4)
+    assert total(tp=4, ep=True) == total(tp=1)
+    assert total(dp=4, ep=True) == total(tp=1)

@@ -3460,6 +3460,22 @@ MXFP4_ORACLE_REWRITE_FROM = (0, 21, 0)
 MXFP4_TRTLLM_I128_FROM = (0, 27, 0)
 
 
+def moe_tp_size(settings: VllmSettings, cfg: StartupConfig) -> int:
+    """The tensor-parallel size of vLLM's fused MoE layers (ranks each routed expert is split over by width), from
+    which ``FusedMoE`` sizes ``intermediate_size_per_partition = intermediate_size // tp_size`` and the quantized
+    methods pad that partition (MXFP4: :func:`kvlint.models.weights.weight_bytes`' ``tp``).
+    ``FusedMoEParallelConfig.make`` flattens TP across DP (``tp x dp``, :func:`moe_shards_experts_across_dp`) and,
+    with ``--enable-expert-parallel`` over more than one rank, gives the experts to the ranks whole (``tp_size`` 1,
+    ``ep_size = tp x dp``; ``vllm@0.9.2``/``0.19.0:vllm/model_executor/layers/fused_moe/config.py``, ``layer.py``;
+    0.8.x inline in ``FusedMoE.__init__``). Otherwise ``cfg.tp``."""
+    dp = max(1, cfg.dp)
+    if settings.enable_expert_parallel and cfg.tp * dp > 1:
+        return 1
+    if dp > 1 and moe_shards_experts_across_dp(cfg.version):
+        return cfg.tp * dp
+    return cfg.tp
+
+
 def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> WeightSplit:
     """Step 2 of :func:`plan_vllm_detailed` (§1.13); see :class:`WeightSplit`."""
     dbytes = cfg.dtype_bytes
@@ -3467,7 +3483,7 @@ def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) 
         model,
         dbytes,
         settings.quantization,
-        cfg.tp,
+        moe_tp_size(settings, cfg),
         cfg.compute_capability,
         mxfp4_moe_backend(settings, cfg.version, cfg.compute_capability),
     )
