@@ -451,3 +451,29 @@ def test_mxfp4_padding_follows_the_moe_layers_partition(version: str) -> None:
     assert total(tp=2, dp=2) == total(tp=4)
     assert total(tp=4, ep=True) == total(tp=1)
     assert total(dp=4, ep=True) == total(tp=1)
+
+
+@pytest.mark.parametrize("version", ["0.16.0", "0.17.0", "0.18.0", "0.19.0"])
+def test_dp_gather_follows_whether_the_method_builds_its_own_kernel(version: str) -> None:
+    """From 0.16.0 the runner's naive dispatch is skipped only for a method with its own modular kernel
+    (``do_naive_dispatch_combine = dp_size > 1 and not quant_method.supports_internal_mk``; vllm@0.16.0
+    fused_moe/layer.py, 0.17.0 - 0.19.0 runner/default_moe_runner.py): quantization/fp8.py sets it from 0.16.0,
+    but GPTQ / AWQ / bitsandbytes / experts_int8 / moe_wna16 and compressed-tensors' integer-weight MoE methods
+    (Kimi-K2.5's W4A16 experts: CompressedTensorsWNA16MarlinMoEMethod) never do, so their layers gather every DP
+    rank's hidden states and router logits as unquantized ones do."""
+    from kvlint.memory.vllm import dp_moe_gather_bytes
+
+    def gather(m, **kw) -> int:
+        s = _settings(version, data_parallel_size=4, **kw)
+        return dp_moe_gather_bytes(s, m, resolve_startup(s, m, TOTAL, **H100))
+
+    def gathered(m) -> int:
+        return 4 * 8192 * (m.hidden_size + m.num_experts) * 2
+
+    fp8 = resolve_model("Qwen/Qwen3-30B-A3B-FP8", allow_hub=False)
+    assert gather(fp8) == 0
+    bf16 = _moe()
+    assert gather(bf16) == gathered(bf16)
+    assert gather(bf16, quantization="experts_int8") == gathered(bf16)
+    kimi = resolve_model("moonshotai/Kimi-K2.5", allow_hub=False)
+    assert kimi.num_experts and gather(kimi) == gathered(kimi)

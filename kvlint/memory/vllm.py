@@ -1187,10 +1187,10 @@ def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     In 0.14 - 0.19 (:data:`MOE_WORKSPACE_KEPT`) without expert parallelism the layer gathers the same way (the
     default ``allgather_reducescatter`` all-to-all's ``all_gatherv`` of the hidden states and router logits,
     ``vllm@0.14.0:vllm/distributed/device_communicators/all2all.py::AgRsAll2AllManager.dispatch``; read in the
-    0.14.0 and 0.19.0 wheels; 0.15 - 0.18 assumed as 0.14.0): the term is the gathered buffers alone, the experts'
-    workspace for the gathered rows being :func:`moe_workspace_bytes`'. In 0.19.0 only for unquantized experts: the
-    FP8, MXFP4 and NVFP4 methods build their own modular kernel (``supports_internal_mk``), whose naive DP prepare
-    step quantizes the input first and dispatches it with the top-k weights and ids
+    0.14.0 - 0.19.0 wheels): the term is the gathered buffers alone, the experts' workspace for the gathered rows
+    being :func:`moe_workspace_bytes`'. From 0.16.0 only where the MoE runner dispatches
+    (:func:`moe_runner_dispatches_dp`): a method that builds its own modular kernel (``supports_internal_mk``) lets
+    that kernel's naive DP prepare step quantize the input first and dispatch it with the top-k weights and ids
     (``fused_moe/prepare_finalize/naive_dp_ep.py``), shapes not modelled (0). With expert parallelism in those
     releases nothing is added (not read).
     """
@@ -1200,9 +1200,9 @@ def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     lo, hi = MOE_WORKSPACE_KEPT
     if lo <= v < hi and not settings.enable_expert_parallel:
         # the same dispatch (AgRsAll2AllManager.dispatch: all_gatherv of both); the experts' workspace for the
-        # gathered rows is moe_workspace_bytes'. In 0.19.0 a quantized method with its own modular kernel (FP8,
-        # MXFP4, NVFP4: supports_internal_mk) gathers its quantized input and top-k tensors instead: not modelled
-        if v >= (0, 19, 0) and (settings.quantization or model.quant_method):
+        # gathered rows is moe_workspace_bytes'. A method with its own modular kernel (supports_internal_mk)
+        # gathers its quantized input and top-k tensors instead: not modelled
+        if not moe_runner_dispatches_dp(settings, model, v):
             return 0
         return int(
             cfg.dp * cfg.max_num_batched_tokens * (model.hidden_size + model.num_experts) * cfg.dtype_bytes
@@ -1227,6 +1227,59 @@ def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     ws_all = _fused_moe_workspace(gathered, topk, n, k, act, fp8)
     ws_own = _fused_moe_workspace(local, topk, n, k, act, fp8)
     return int(buffers + max(0, ws_all - ws_own))
+
+
+#: ``--quantization`` / ``quant_method`` values whose vLLM fused-MoE method never builds a modular kernel of its own
+#: in 0.16.0 - 0.19.0 (``self.moe_kernel``, 0.16.0 ``self.moe_mk``, is set only in ``quantization/fp8.py``,
+#: ``modelopt.py``'s FP8 and NVFP4 methods, ``mxfp4.py`` and ``compressed_tensors/compressed_tensors_moe.py``'s FP8,
+#: NVFP4 and MXFP4 methods; read in the 0.16.0, 0.17.0, 0.18.0 and 0.19.0 wheels): GPTQ / AWQ (Marlin or not),
+#: bitsandbytes, ``moe_wna16`` and ``experts_int8`` keep the runner's naive dispatch
+_MOE_RUNNER_DISPATCH_QUANT = frozenset(
+    {"gptq", "gptq_marlin", "awq", "awq_marlin", "bitsandbytes", "moe_wna16", "experts_int8"}
+)
+
+
+def moe_runner_dispatches_dp(settings: VllmSettings, model: ModelSpec, v: Version) -> bool:
+    """Whether vLLM release ``v``'s MoE layer at DP > 1 (no all-to-all kernels) gathers every DP rank's hidden
+    states and router logits itself before the experts (:func:`dp_moe_gather_bytes`' buffers), rather than leaving
+    the dispatch to the quantization method's own modular kernel.
+
+    0.14.0 / 0.15.0: always (``FusedMoE.forward_impl``: ``do_naive_dispatch_combine = dp_size > 1 and not
+    isinstance(quant_method, FusedMoEModularMethod)``, and without all-to-all kernels ``maybe_init_modular_kernel``
+    wraps none). From 0.16.0 ``dp_size > 1 and not quant_method.supports_internal_mk`` (``layer.py``, 0.17.0 on
+    ``runner/default_moe_runner.py``), true only for a method that built its kernel through
+    ``maybe_make_prepare_finalize(..., allow_new_interface=True)``, whose naive DP prepare dispatches instead: the
+    FP8 methods (:func:`fp8_moe_experts`) and NVFP4 (ModelOpt ``NVFP4``, compressed-tensors 4-bit float weights)
+    from 0.16.0, MXFP4 in every backend from 0.19.0 (0.17.0 / 0.18.0 only in its Marlin and FlashInfer branches,
+    not the Hopper Triton default: taken as dispatching). Unquantized experts and
+    :data:`_MOE_RUNNER_DISPATCH_QUANT` (and compressed-tensors integer-weight schemes, ``WNA16`` / ``W8A8`` int8 /
+    ``W4A8``) always dispatch in the runner. Other methods: as before 0.16.0 up to 0.18.x, not from 0.19.0
+    (not read)."""
+    quant = (settings.quantization or model.quant_method or "").lower()
+    if not quant or v < (0, 16, 0) or quant in _MOE_RUNNER_DISPATCH_QUANT:
+        return True
+    qc = model.quant_config if isinstance(model.quant_config, dict) else {}
+    if fp8_moe_experts(quant, model):
+        return False
+    if quant == "modelopt_fp4":
+        return False
+    if quant == "modelopt":
+        nested = qc.get("quantization")
+        algo = qc.get("quant_algo") or (nested.get("quant_algo") if isinstance(nested, dict) else None)
+        if str(algo or "").upper() == "NVFP4":
+            return False
+    if quant == "compressed-tensors":
+        groups = qc.get("config_groups")
+        kinds = {
+            str((g.get("weights") or {}).get("type") or "").lower()
+            for g in (groups.values() if isinstance(groups, dict) else ())
+            if isinstance(g, dict) and isinstance(g.get("weights"), dict)
+        }
+        if kinds == {"int"}:
+            return True  # WNA16 / W8A8 int8 / W4A8 MoE methods: no kernel of their own
+        if "float" in kinds:
+            return False  # 4-bit float (NVFP4, MXFP4 from 0.19.0) weights build their own kernel
+    return v < (0, 19, 0)  # MXFP4, and the methods not read
 
 
 def dp_moe_combine_nvls_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> int:
