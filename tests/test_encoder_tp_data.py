@@ -188,3 +188,27 @@ def test_kimi_k25_moonvit_counted_and_whole_per_rank_in_data_mode() -> None:
 
     assert weights("data", "0.19.0") - weights(None, "0.19.0") == pytest.approx(tower * (1 - 1 / 8), abs=8)
     assert weights("data", "0.14.0") == weights(None, "0.14.0")  # no kimi_k25.py before 0.15.0
+
+
+@pytest.mark.parametrize("version", ["0.10.2", "0.11.0", "0.12.0"])
+def test_deprecated_encoder_data_parallel_flag_sets_data_mode(version: str) -> None:
+    """vllm@0.10.2 / 0.11.0 / 0.12.0 EngineArgs.create_model_config: ``if self.enable_multimodal_encoder_data_parallel:
+    ... self.mm_encoder_tp_mode = "data"`` (deprecated, "will be removed in v0.13"), so the old flag holds
+    Qwen2.5-VL's tower whole on every rank as ``--mm-encoder-tp-mode data`` does, whatever that flag says."""
+    from kvlint.engines import parse_command_line
+
+    model_id = "Qwen/Qwen2.5-VL-7B-Instruct"
+    model = resolve_model(model_id, allow_hub=False)
+
+    def weights(*flags: str) -> int:
+        serving = parse_command_line(
+            ["vllm", "serve", model_id, "--tensor-parallel-size", "4", "--max-model-len", "8192", *flags],
+            version,
+        )
+        s = V.settings_from_config(serving)
+        return V.plan_vllm_detailed(s, model, H100_TOTAL, **H100).plan.weights_bytes
+
+    data = weights("--mm-encoder-tp-mode", "data")
+    assert data > weights()
+    assert weights("--enable-multimodal-encoder-data-parallel") == data
+    assert weights("--enable-multimodal-encoder-data-parallel", "--mm-encoder-tp-mode", "weights") == data

@@ -348,6 +348,23 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
     return settings_from_flags(cfg.flags, cfg.env, cfg.version)
 
 
+#: The releases whose ``EngineArgs.create_model_config`` turns the deprecated
+#: ``--enable-multimodal-encoder-data-parallel`` into ``mm_encoder_tp_mode = "data"`` (read in the 0.10.2, 0.11.0 and
+#: 0.12.0 wheels, "deprecated and will be removed in v0.13"; 0.9.2 - 0.10.1 pass the flag to Llama 4's and Step3-VL's
+#: towers only, whose data mode kvlint does not model)
+MM_ENCODER_DP_FLAG_ALIAS: tuple[Version, Version] = ((0, 10, 2), (0, 13, 0))
+
+
+def mm_encoder_tp_mode_set(mode: Any, deprecated_flag: bool, version: Version) -> str | None:
+    """The ``mm_encoder_tp_mode`` vLLM release ``version`` runs with: ``--mm-encoder-tp-mode``'s value (None when
+    not given), or ``"data"`` where the deprecated ``--enable-multimodal-encoder-data-parallel`` is given in
+    :data:`MM_ENCODER_DP_FLAG_ALIAS`, which sets it whatever ``--mm-encoder-tp-mode`` says."""
+    lo, hi = MM_ENCODER_DP_FLAG_ALIAS
+    if deprecated_flag and lo <= tuple(version) < hi:
+        return "data"
+    return str(mode) if mode else None
+
+
 def settings_from_flags(
     flags: Mapping[str, Value | None], env: Mapping[str, str], version: str | None
 ) -> VllmSettings:
@@ -469,7 +486,9 @@ def settings_from_flags(
         ),
         mm_processor_kwargs=_json_dict(get("mm_processor_kwargs")),
         skip_mm_profiling=bool(get("skip_mm_profiling", False)),
-        mm_encoder_tp_mode=str(get("mm_encoder_tp_mode")) if get("mm_encoder_tp_mode") else None,
+        mm_encoder_tp_mode=mm_encoder_tp_mode_set(
+            get("mm_encoder_tp_mode"), bool(get("enable_multimodal_encoder_data_parallel", False)), ver
+        ),
         flashinfer_sampler=truthy(env.get("VLLM_USE_FLASHINFER_SAMPLER")),
         v2_model_runner=truthy(env.get("VLLM_USE_V2_MODEL_RUNNER")),
         v2_model_runner_env=env.get("VLLM_USE_V2_MODEL_RUNNER"),
