@@ -497,10 +497,13 @@ def moe_gathers_dp_batch(v: Version) -> bool:
     rank's hidden states and router logits into one buffer of ``cu_tokens_across_dp`` rows) and
     ``allgather_reducescatter`` in 0.11.0 (``AgRsAll2AllManager.dispatch``: ``all_gatherv`` of both), so the fused
     MoE sees the sum of the ranks' batches (``vllm/distributed/device_communicators/all2all.py``, ``vllm/envs.py``).
-    Read in the 0.9.2, 0.10.1, 0.10.2 and 0.11.0 wheels; later releases were not read, so the term is not applied
-    to them (docs/engine-memory-model.md §1.10).
+    Read in the 0.9.0, 0.9.2, 0.10.1, 0.10.2 and 0.11.0 wheels (0.9.0's ``FusedMoE.forward_impl`` dispatches at
+    ``dp_size > 1`` through the same ``NaiveAll2AllManager``, ``VLLM_FUSED_MOE_CHUNK_SIZE`` 32,768 and the same
+    chunk loop; 0.9.1 between them taken as they are); later releases were not read, so the term is not applied to
+    them, nor to 0.8.x, whose ``FusedMoE`` multicasts the batch itself (not read in detail; docs/engine-memory-
+    model.md §1.10).
     """
-    return (0, 9, 2) <= v < (0, 11, 1)
+    return (0, 9, 0) <= v < (0, 11, 1)
 
 
 def moe_shards_experts_across_dp(v: Version) -> bool:

@@ -1150,14 +1150,14 @@ def _inter_eff(model: ModelSpec) -> int:
     return model.intermediate_size
 
 
-#: ``VLLM_FUSED_MOE_CHUNK_SIZE`` default, tokens (``vllm/envs.py`` of 0.9.2 - 0.11.0): the fused MoE sizes its
+#: ``VLLM_FUSED_MOE_CHUNK_SIZE`` default, tokens (``vllm/envs.py`` of 0.9.0 - 0.11.0): the fused MoE sizes its
 #: workspaces for ``min(tokens, chunk)`` and loops over chunks (``fused_moe.py::fused_experts_impl``)
 FUSED_MOE_CHUNK_TOKENS = 32768
 
 
 def _fused_moe_workspace(tokens: int, topk: int, n: int, k: int, act_bytes: int, fp8: bool) -> int:
     """Bytes the Triton fused MoE allocates for a batch of ``tokens`` (``vllm/model_executor/layers/fused_moe/
-    fused_moe.py::fused_experts_impl``, 0.9.2 - 0.11.0): ``M = min(tokens, VLLM_FUSED_MOE_CHUNK_SIZE)``;
+    fused_moe.py::fused_experts_impl``, 0.9.0 - 0.11.0): ``M = min(tokens, VLLM_FUSED_MOE_CHUNK_SIZE)``;
     ``cache13`` ``M x topk x max(N, K)`` and ``intermediate_cache2`` ``M x topk x N/2`` in the activation dtype
     (``N`` = the rank's ``w13`` rows, 2 x its intermediate size; ``K`` = hidden size); with FP8 W8A8 weights
     ``moe_kernel_quantize_input`` adds the 1-byte copies of the chunk's input (``M x K``) and of cache2.
@@ -1187,7 +1187,7 @@ _ALL2ALL_KERNEL_BACKENDS = frozenset({"pplx", "deepep_high_throughput", "deepep_
 
 def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> int:
     """Extra profile activation per GPU (bytes) when an MoE model runs with ``--data-parallel-size`` > 1 and its
-    MoE layers see every DP rank's batch (:func:`~kvlint.memory.versions.moe_gathers_dp_batch`, V1 0.9.2 - 0.11.0);
+    MoE layers see every DP rank's batch (:func:`~kvlint.memory.versions.moe_gathers_dp_batch`, V1 0.9.0 - 0.11.0);
     0 otherwise.
 
     Each DP rank profiles ``max_num_batched_tokens`` tokens (``GPUModelRunner.profile_run`` ->
