@@ -212,3 +212,39 @@ def test_deprecated_encoder_data_parallel_flag_sets_data_mode(version: str) -> N
     assert data > weights()
     assert weights("--enable-multimodal-encoder-data-parallel") == data
     assert weights("--enable-multimodal-encoder-data-parallel", "--mm-encoder-tp-mode", "weights") == data
+
+
+@pytest.mark.parametrize(
+    ("version", "flag"),
+    [
+        ("0.9.2", ("--enable-multimodal-encoder-data-parallel",)),
+        ("0.10.1", ("--enable-multimodal-encoder-data-parallel",)),
+        ("0.11.0", ("--mm-encoder-tp-mode", "data")),
+        ("0.19.0", ("--mm-encoder-tp-mode", "data")),
+    ],
+)
+def test_llama4_tower_whole_on_each_rank_in_data_mode(version: str, flag: tuple[str, ...]) -> None:
+    """vllm@0.9.2 / 0.10.1 mllama4.py: ``use_data_parallel = parallel_config.enable_multimodal_encoder_data_parallel``
+    (the deprecated flag, read by Llama 4's module itself before --mm-encoder-tp-mode existed); 0.10.2 - 0.19.0
+    declare ``supports_encoder_tp_data`` and read ``mm_encoder_tp_mode == "data"``. The vision model and its
+    pixel-shuffle adapter then take ``disable_tp`` (tp_size 1): each of the 4 ranks holds the whole tower where TP
+    holds a quarter of it (the tower's size from :func:`vision_params`). Qwen2.5-VL's module does not read the old
+    flag in 0.10.1."""
+    from kvlint.engines import parse_command_line
+
+    def weights(model_id: str, *flags: str, ver: str = version) -> int:
+        model = resolve_model(model_id, allow_hub=False)
+        serving = parse_command_line(
+            ["vllm", "serve", model_id, "--tensor-parallel-size", "4", "--max-model-len", "8192", *flags], ver
+        )
+        s = V.settings_from_config(serving)
+        return V.plan_vllm_detailed(s, model, H100_TOTAL, **H100).plan.weights_bytes
+
+    scout = "meta-llama/Llama-4-Scout-17B-16E-Instruct"
+    m = resolve_model(scout, allow_hub=False)
+    tower = vision_params(m.config, m.hidden_size) * 2  # bf16
+    assert weights(scout, *flag) - weights(scout) == pytest.approx(tower * 3 / 4, rel=0.01)
+    qwen = "Qwen/Qwen2.5-VL-7B-Instruct"
+    assert weights(qwen, "--enable-multimodal-encoder-data-parallel", ver="0.10.1") == weights(
+        qwen, ver="0.10.1"
+    )

@@ -348,11 +348,13 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
     return settings_from_flags(cfg.flags, cfg.env, cfg.version)
 
 
-#: The releases whose ``EngineArgs.create_model_config`` turns the deprecated
-#: ``--enable-multimodal-encoder-data-parallel`` into ``mm_encoder_tp_mode = "data"`` (read in the 0.10.2, 0.11.0 and
-#: 0.12.0 wheels, "deprecated and will be removed in v0.13"; 0.9.2 - 0.10.1 pass the flag to Llama 4's and Step3-VL's
-#: towers only, whose data mode kvlint does not model)
-MM_ENCODER_DP_FLAG_ALIAS: tuple[Version, Version] = ((0, 10, 2), (0, 13, 0))
+#: The releases whose ``--enable-multimodal-encoder-data-parallel`` runs the vision tower in data mode: 0.10.2 -
+#: 0.12.x's ``EngineArgs.create_model_config`` turns the deprecated flag into ``mm_encoder_tp_mode = "data"`` (read in
+#: the 0.10.2, 0.11.0 and 0.12.0 wheels, "deprecated and will be removed in v0.13"); in 0.9.2 - 0.10.1, before
+#: ``--mm-encoder-tp-mode``, Llama 4's and Step3-VL's modules read the flag themselves
+#: (``parallel_config.enable_multimodal_encoder_data_parallel``; which classes honour it, by release:
+#: :data:`kvlint.memory.multimodal.ENCODER_TP_DATA_FROM`)
+MM_ENCODER_DP_FLAG_ALIAS: tuple[Version, Version] = ((0, 9, 2), (0, 13, 0))
 
 
 def mm_encoder_tp_mode_set(mode: Any, deprecated_flag: bool, version: Version) -> str | None:
