@@ -248,3 +248,23 @@ def test_llama4_tower_whole_on_each_rank_in_data_mode(version: str, flag: tuple[
     assert weights(qwen, "--enable-multimodal-encoder-data-parallel", ver="0.10.1") == weights(
         qwen, ver="0.10.1"
     )
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"merge_kernel_size": [-2, 2]},
+        {"merge_kernel_size": [0, 2]},
+        {"hidden_size": -1152},
+        {"intermediate_size": 0, "init_pos_emb_height": -64},
+    ],
+)
+def test_kimi_k25_tower_sizes_that_are_not_positive_read_as_absent(bad: dict) -> None:
+    """A config.json may be pull-request input: a non-positive size in Kimi-K2.5's vision_config (which the config
+    check does not bound, merge_kernel_size a list) is read as absent, so KimiK25VisionConfig's default applies and
+    the tower is counted as with the defaults (a merge kernel of [-2, 2] made the projector's count
+    negative)."""
+    model = resolve_model("moonshotai/Kimi-K2.5", allow_hub=False)
+    config = dict(model.config or {})
+    config["vision_config"] = {**config["vision_config"], **bad}
+    assert vision_params(config, model.hidden_size) == vision_params(model.config or {}, model.hidden_size)
