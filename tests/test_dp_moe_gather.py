@@ -51,7 +51,10 @@ def _act(version: str, dp: int, ep: bool = True, model: str = CODER, quant: str 
 
 def test_release_range_read_in_the_wheels() -> None:
     v = lambda s: resolve_version(s)[0]  # noqa: E731
-    assert not moe_gathers_dp_batch(v("0.9.1"))
+    # vllm@0.9.0 fused_moe/layer.py::FusedMoE.forward_impl dispatches at dp_size > 1 through the same
+    # NaiveAll2AllManager (distributed/device_communicators/all2all.py) as 0.9.2; 0.8.x was not read
+    assert moe_gathers_dp_batch(v("0.9.0")) and moe_gathers_dp_batch(v("0.9.1"))
+    assert not moe_gathers_dp_batch(v("0.8.5"))
     assert moe_gathers_dp_batch(v("0.9.2")) and moe_gathers_dp_batch(v("0.10.1.dev101+gbda9d0535"))
     assert moe_gathers_dp_batch(v("0.11.0"))
     assert not moe_gathers_dp_batch(v("0.11.1"))  # not read: not applied

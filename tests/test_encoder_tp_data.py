@@ -188,3 +188,83 @@ def test_kimi_k25_moonvit_counted_and_whole_per_rank_in_data_mode() -> None:
 
     assert weights("data", "0.19.0") - weights(None, "0.19.0") == pytest.approx(tower * (1 - 1 / 8), abs=8)
     assert weights("data", "0.14.0") == weights(None, "0.14.0")  # no kimi_k25.py before 0.15.0
+
+
+@pytest.mark.parametrize("version", ["0.10.2", "0.11.0", "0.12.0"])
+def test_deprecated_encoder_data_parallel_flag_sets_data_mode(version: str) -> None:
+    """vllm@0.10.2 / 0.11.0 / 0.12.0 EngineArgs.create_model_config: ``if self.enable_multimodal_encoder_data_parallel:
+    ... self.mm_encoder_tp_mode = "data"`` (deprecated, "will be removed in v0.13"), so the old flag holds
+    Qwen2.5-VL's tower whole on every rank as ``--mm-encoder-tp-mode data`` does, whatever that flag says."""
+    from kvlint.engines import parse_command_line
+
+    model_id = "Qwen/Qwen2.5-VL-7B-Instruct"
+    model = resolve_model(model_id, allow_hub=False)
+
+    def weights(*flags: str) -> int:
+        serving = parse_command_line(
+            ["vllm", "serve", model_id, "--tensor-parallel-size", "4", "--max-model-len", "8192", *flags],
+            version,
+        )
+        s = V.settings_from_config(serving)
+        return V.plan_vllm_detailed(s, model, H100_TOTAL, **H100).plan.weights_bytes
+
+    data = weights("--mm-encoder-tp-mode", "data")
+    assert data > weights()
+    assert weights("--enable-multimodal-encoder-data-parallel") == data
+    assert weights("--enable-multimodal-encoder-data-parallel", "--mm-encoder-tp-mode", "weights") == data
+
+
+@pytest.mark.parametrize(
+    ("version", "flag"),
+    [
+        ("0.9.2", ("--enable-multimodal-encoder-data-parallel",)),
+        ("0.10.1", ("--enable-multimodal-encoder-data-parallel",)),
+        ("0.11.0", ("--mm-encoder-tp-mode", "data")),
+        ("0.19.0", ("--mm-encoder-tp-mode", "data")),
+    ],
+)
+def test_llama4_tower_whole_on_each_rank_in_data_mode(version: str, flag: tuple[str, ...]) -> None:
+    """vllm@0.9.2 / 0.10.1 mllama4.py: ``use_data_parallel = parallel_config.enable_multimodal_encoder_data_parallel``
+    (the deprecated flag, read by Llama 4's module itself before --mm-encoder-tp-mode existed); 0.10.2 - 0.19.0
+    declare ``supports_encoder_tp_data`` and read ``mm_encoder_tp_mode == "data"``. The vision model and its
+    pixel-shuffle adapter then take ``disable_tp`` (tp_size 1): each of the 4 ranks holds the whole tower where TP
+    holds a quarter of it (the tower's size from :func:`vision_params`). Qwen2.5-VL's module does not read the old
+    flag in 0.10.1."""
+    from kvlint.engines import parse_command_line
+
+    def weights(model_id: str, *flags: str, ver: str = version) -> int:
+        model = resolve_model(model_id, allow_hub=False)
+        serving = parse_command_line(
+            ["vllm", "serve", model_id, "--tensor-parallel-size", "4", "--max-model-len", "8192", *flags], ver
+        )
+        s = V.settings_from_config(serving)
+        return V.plan_vllm_detailed(s, model, H100_TOTAL, **H100).plan.weights_bytes
+
+    scout = "meta-llama/Llama-4-Scout-17B-16E-Instruct"
+    m = resolve_model(scout, allow_hub=False)
+    tower = vision_params(m.config, m.hidden_size) * 2  # bf16
+    assert weights(scout, *flag) - weights(scout) == pytest.approx(tower * 3 / 4, rel=0.01)
+    qwen = "Qwen/Qwen2.5-VL-7B-Instruct"
+    assert weights(qwen, "--enable-multimodal-encoder-data-parallel", ver="0.10.1") == weights(
+        qwen, ver="0.10.1"
+    )
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"merge_kernel_size": [-2, 2]},
+        {"merge_kernel_size": [0, 2]},
+        {"hidden_size": -1152},
+        {"intermediate_size": 0, "init_pos_emb_height": -64},
+    ],
+)
+def test_kimi_k25_tower_sizes_that_are_not_positive_read_as_absent(bad: dict) -> None:
+    """A config.json may be pull-request input: a non-positive size in Kimi-K2.5's vision_config (which the config
+    check does not bound, merge_kernel_size a list) is read as absent, so KimiK25VisionConfig's default applies and
+    the tower is counted as with the defaults (a merge kernel of [-2, 2] made the projector's count
+    negative)."""
+    model = resolve_model("moonshotai/Kimi-K2.5", allow_hub=False)
+    config = dict(model.config or {})
+    config["vision_config"] = {**config["vision_config"], **bad}
+    assert vision_params(config, model.hidden_size) == vision_params(model.config or {}, model.hidden_size)

@@ -402,3 +402,78 @@ def test_dp_gather_at_0_19_only_for_methods_that_dispatch_outside_their_kernel()
 
     assert gather("0.19.0") == 0
     assert gather("0.14.0") == 4 * 8192 * (m.hidden_size + m.num_experts) * 2
+
+
+@pytest.mark.parametrize("version", ["0.8.5", "0.9.0", "0.9.1"])
+def test_data_parallel_experts_split_before_0_9_2(version: str) -> None:
+    """The releases before FusedMoEParallelConfig flatten TP across DP as well: vllm@0.8.0 / 0.8.5
+    fused_moe/layer.py::FusedMoE.__init__ sets ``self.tp_size = self.tp_size * self.dp_size`` without expert
+    parallelism, and vllm@0.9.0 fused_moe/layer.py::FusedMoEParallelConfig.make has flatten_tp_across_dp. At DP 4
+    each rank holds a quarter of every expert, as many bytes as with --enable-expert-parallel."""
+    from kvlint.memory.versions import moe_shards_experts_across_dp, resolve_version
+
+    assert moe_shards_experts_across_dp(resolve_version(version)[0])
+    m = _moe()
+
+    def weights(dp: int, ep: bool = False) -> int:
+        s = _settings(version, data_parallel_size=dp, enable_expert_parallel=ep)
+        return plan_vllm_detailed(s, m, TOTAL, **H100).plan.weights_bytes
+
+    experts = 48 * 128 * 3 * 2048 * 768 * 2
+    assert weights(1) - weights(4) == pytest.approx(experts * 3 / 4, abs=48 * 128 * 2048 * 2)
+    assert weights(4) == pytest.approx(weights(4, ep=True), abs=1 << 20)
+
+
+@pytest.mark.parametrize("version", ["0.10.1", "0.19.0"])
+def test_mxfp4_padding_follows_the_moe_layers_partition(version: str) -> None:
+    """Mxfp4MoEMethod.create_weights pads ``intermediate_size_per_partition`` (vllm@0.10.1 quantization/mxfp4.py;
+    0.19.0 oracle/mxfp4.py), which FusedMoE takes as intermediate_size // its own tp_size: tp x dp at DP > 1
+    without expert parallelism (TP flattened across DP), 1 with expert parallelism (whole experts per rank). So
+    gpt-oss-120b at DP 4 pads its experts as at TP 4 (2,880 / 4 = 720 -> 768 on Hopper), and at TP 4 with expert
+    parallelism as at TP 1 (2,880 is already a multiple of 64)."""
+    from kvlint.memory.vllm import VllmSettings, split_weights
+
+    m = resolve_model("openai/gpt-oss-120b", allow_hub=False)
+
+    def total(tp: int = 1, dp: int = 1, ep: bool = False) -> int:
+        s = VllmSettings(
+            version=version,
+            tensor_parallel_size=tp,
+            data_parallel_size=dp,
+            enable_expert_parallel=ep,
+            max_model_len=8192,
+        )
+        cfg = resolve_startup(s, m, TOTAL, **H100)
+        return split_weights(s, m, cfg).total
+
+    assert total(tp=4) > total(tp=1)  # the 720-wide partition is padded, the 2,880-wide one is not
+    assert total(dp=4) == total(tp=4)
+    assert total(tp=2, dp=2) == total(tp=4)
+    assert total(tp=4, ep=True) == total(tp=1)
+    assert total(dp=4, ep=True) == total(tp=1)
+
+
+@pytest.mark.parametrize("version", ["0.16.0", "0.17.0", "0.18.0", "0.19.0"])
+def test_dp_gather_follows_whether_the_method_builds_its_own_kernel(version: str) -> None:
+    """From 0.16.0 the runner's naive dispatch is skipped only for a method with its own modular kernel
+    (``do_naive_dispatch_combine = dp_size > 1 and not quant_method.supports_internal_mk``; vllm@0.16.0
+    fused_moe/layer.py, 0.17.0 - 0.19.0 runner/default_moe_runner.py): quantization/fp8.py sets it from 0.16.0,
+    but GPTQ / AWQ / bitsandbytes / experts_int8 / moe_wna16 and compressed-tensors' integer-weight MoE methods
+    (Kimi-K2.5's W4A16 experts: CompressedTensorsWNA16MarlinMoEMethod) never do, so their layers gather every DP
+    rank's hidden states and router logits as unquantized ones do."""
+    from kvlint.memory.vllm import dp_moe_gather_bytes
+
+    def gather(m, **kw) -> int:
+        s = _settings(version, data_parallel_size=4, **kw)
+        return dp_moe_gather_bytes(s, m, resolve_startup(s, m, TOTAL, **H100))
+
+    def gathered(m) -> int:
+        return 4 * 8192 * (m.hidden_size + m.num_experts) * 2
+
+    fp8 = resolve_model("Qwen/Qwen3-30B-A3B-FP8", allow_hub=False)
+    assert gather(fp8) == 0
+    bf16 = _moe()
+    assert gather(bf16) == gathered(bf16)
+    assert gather(bf16, quantization="experts_int8") == gathered(bf16)
+    kimi = resolve_model("moonshotai/Kimi-K2.5", allow_hub=False)
+    assert kimi.num_experts and gather(kimi) == gathered(kimi)

@@ -166,8 +166,8 @@ QWEN_VL_MAX_PIXELS = 2**28
 #: other model, or an earlier release: ``ModelConfig`` warns "This model does not support `--mm-encoder-tp-mode
 #: data`" and falls back to ``weights``. Keyed by class, not by :attr:`ModelSpec.model_type`, which is the text
 #: model's (``qwen3_vl_text``, ``kimi_k2``) where the config nests one. **[assumed]** other classes that declare it
-#: (GLM-4.1V, MiniCPM-V, Llama 4, Step3-VL from 0.10.2; dots.ocr, InternVL from 0.11.0; ...) are not listed until
-#: their towers' shapes are read.
+#: (GLM-4.1V, MiniCPM-V, Step3-VL from 0.10.2; dots.ocr, InternVL from 0.11.0; ...) are not listed until their
+#: towers' shapes are read.
 ENCODER_TP_DATA_FROM: dict[str, tuple[int, int, int]] = {
     "Qwen2_5_VLForConditionalGeneration": (0, 10, 2),
     "KimiVLForConditionalGeneration": (0, 10, 2),
@@ -175,6 +175,12 @@ ENCODER_TP_DATA_FROM: dict[str, tuple[int, int, int]] = {
     "Qwen3VLForConditionalGeneration": (0, 11, 0),
     "Qwen3VLMoeForConditionalGeneration": (0, 11, 0),
     "KimiK25ForConditionalGeneration": (0, 15, 0),
+    # Llama 4 builds its tower (Llama4VisionModel, the pixel-shuffle adapter) with disable_tp / tp_size 1 and shards
+    # the images over the ranks (run_dp_sharded_vision_model) from 0.9.2, where the deprecated
+    # --enable-multimodal-encoder-data-parallel is how it is asked for (vllm@0.9.2 / 0.10.1 mllama4.py reads
+    # parallel_config.enable_multimodal_encoder_data_parallel), then --mm-encoder-tp-mode data (0.10.2 - 0.19.0
+    # declare supports_encoder_tp_data); kvlint.memory.vllm.mm_encoder_tp_mode_set maps the old flag
+    "Llama4ForConditionalGeneration": (0, 9, 2),
 }
 
 

@@ -497,10 +497,13 @@ def moe_gathers_dp_batch(v: Version) -> bool:
     rank's hidden states and router logits into one buffer of ``cu_tokens_across_dp`` rows) and
     ``allgather_reducescatter`` in 0.11.0 (``AgRsAll2AllManager.dispatch``: ``all_gatherv`` of both), so the fused
     MoE sees the sum of the ranks' batches (``vllm/distributed/device_communicators/all2all.py``, ``vllm/envs.py``).
-    Read in the 0.9.2, 0.10.1, 0.10.2 and 0.11.0 wheels; later releases were not read, so the term is not applied
-    to them (docs/engine-memory-model.md §1.10).
+    Read in the 0.9.0, 0.9.2, 0.10.1, 0.10.2 and 0.11.0 wheels (0.9.0's ``FusedMoE.forward_impl`` dispatches at
+    ``dp_size > 1`` through the same ``NaiveAll2AllManager``, ``VLLM_FUSED_MOE_CHUNK_SIZE`` 32,768 and the same
+    chunk loop; 0.9.1 between them taken as they are); later releases were not read, so the term is not applied to
+    them, nor to 0.8.x, whose ``FusedMoE`` multicasts the batch itself (not read in detail; docs/engine-memory-
+    model.md §1.10).
     """
-    return (0, 9, 2) <= v < (0, 11, 1)
+    return (0, 9, 0) <= v < (0, 11, 1)
 
 
 def moe_shards_experts_across_dp(v: Version) -> bool:
@@ -508,11 +511,14 @@ def moe_shards_experts_across_dp(v: Version) -> bool:
     without ``--enable-expert-parallel``. ``FusedMoEParallelConfig.make`` flattens TP across DP
     (``flatten_tp_across_dp``, from 0.14.0 ``flatten_tp_across_dp_and_pcp``: ``tp_size = dp_size x tp_size``) and
     ``FusedMoE`` builds ``intermediate_size // tp_size`` of each expert (``vllm/model_executor/layers/fused_moe/
-    config.py``, ``layer.py``; read in the 0.10.1, 0.11.0, 0.14.0, 0.15.0 and 0.19.0 wheels and on main at
-    002d6073, whose docstring states it: "TP = 1, DP = 2 and EP = False ... the tensors are sharded across 2
-    devices"; the 0.9.2 wheel per §1.10). Expert parallelism splits the experts over the same ranks whole. Earlier
-    releases were not read: not applied."""
-    return v >= (0, 9, 2)
+    config.py``, ``layer.py``; read in the 0.9.0, 0.9.2, 0.10.1, 0.11.0, 0.14.0, 0.15.0 and 0.19.0 wheels and on
+    main at 002d6073, whose docstring states it: "TP = 1, DP = 2 and EP = False ... the tensors are sharded across 2
+    devices"). Before ``FusedMoEParallelConfig`` (0.8.0 - 0.8.5) ``FusedMoE.__init__`` does the same inline: without
+    expert parallelism ``self.tp_rank = tp_rank + self.tp_size * self.dp_rank`` and ``self.tp_size = self.tp_size *
+    self.dp_size`` (``vllm@0.8.0``/``0.8.5:vllm/model_executor/layers/fused_moe/layer.py``), from the first release
+    with a data-parallel group (0.8.0, ``VLLM_DP_SIZE``). Expert parallelism splits the experts over the same ranks
+    whole."""
+    return v >= (0, 8, 0)
 
 
 def hybrid_allocator_available(v: Version) -> bool:

@@ -348,6 +348,25 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
     return settings_from_flags(cfg.flags, cfg.env, cfg.version)
 
 
+#: The releases whose ``--enable-multimodal-encoder-data-parallel`` runs the vision tower in data mode: 0.10.2 -
+#: 0.12.x's ``EngineArgs.create_model_config`` turns the deprecated flag into ``mm_encoder_tp_mode = "data"`` (read in
+#: the 0.10.2, 0.11.0 and 0.12.0 wheels, "deprecated and will be removed in v0.13"); in 0.9.2 - 0.10.1, before
+#: ``--mm-encoder-tp-mode``, Llama 4's and Step3-VL's modules read the flag themselves
+#: (``parallel_config.enable_multimodal_encoder_data_parallel``; which classes honour it, by release:
+#: :data:`kvlint.memory.multimodal.ENCODER_TP_DATA_FROM`)
+MM_ENCODER_DP_FLAG_ALIAS: tuple[Version, Version] = ((0, 9, 2), (0, 13, 0))
+
+
+def mm_encoder_tp_mode_set(mode: Any, deprecated_flag: bool, version: Version) -> str | None:
+    """The ``mm_encoder_tp_mode`` vLLM release ``version`` runs with: ``--mm-encoder-tp-mode``'s value (None when
+    not given), or ``"data"`` where the deprecated ``--enable-multimodal-encoder-data-parallel`` is given in
+    :data:`MM_ENCODER_DP_FLAG_ALIAS`, which sets it whatever ``--mm-encoder-tp-mode`` says."""
+    lo, hi = MM_ENCODER_DP_FLAG_ALIAS
+    if deprecated_flag and lo <= tuple(version) < hi:
+        return "data"
+    return str(mode) if mode else None
+
+
 def settings_from_flags(
     flags: Mapping[str, Value | None], env: Mapping[str, str], version: str | None
 ) -> VllmSettings:
@@ -469,7 +488,9 @@ def settings_from_flags(
         ),
         mm_processor_kwargs=_json_dict(get("mm_processor_kwargs")),
         skip_mm_profiling=bool(get("skip_mm_profiling", False)),
-        mm_encoder_tp_mode=str(get("mm_encoder_tp_mode")) if get("mm_encoder_tp_mode") else None,
+        mm_encoder_tp_mode=mm_encoder_tp_mode_set(
+            get("mm_encoder_tp_mode"), bool(get("enable_multimodal_encoder_data_parallel", False)), ver
+        ),
         flashinfer_sampler=truthy(env.get("VLLM_USE_FLASHINFER_SAMPLER")),
         v2_model_runner=truthy(env.get("VLLM_USE_V2_MODEL_RUNNER")),
         v2_model_runner_env=env.get("VLLM_USE_V2_MODEL_RUNNER"),
@@ -1149,14 +1170,14 @@ def _inter_eff(model: ModelSpec) -> int:
     return model.intermediate_size
 
 
-#: ``VLLM_FUSED_MOE_CHUNK_SIZE`` default, tokens (``vllm/envs.py`` of 0.9.2 - 0.11.0): the fused MoE sizes its
+#: ``VLLM_FUSED_MOE_CHUNK_SIZE`` default, tokens (``vllm/envs.py`` of 0.9.0 - 0.11.0): the fused MoE sizes its
 #: workspaces for ``min(tokens, chunk)`` and loops over chunks (``fused_moe.py::fused_experts_impl``)
 FUSED_MOE_CHUNK_TOKENS = 32768
 
 
 def _fused_moe_workspace(tokens: int, topk: int, n: int, k: int, act_bytes: int, fp8: bool) -> int:
     """Bytes the Triton fused MoE allocates for a batch of ``tokens`` (``vllm/model_executor/layers/fused_moe/
-    fused_moe.py::fused_experts_impl``, 0.9.2 - 0.11.0): ``M = min(tokens, VLLM_FUSED_MOE_CHUNK_SIZE)``;
+    fused_moe.py::fused_experts_impl``, 0.9.0 - 0.11.0): ``M = min(tokens, VLLM_FUSED_MOE_CHUNK_SIZE)``;
     ``cache13`` ``M x topk x max(N, K)`` and ``intermediate_cache2`` ``M x topk x N/2`` in the activation dtype
     (``N`` = the rank's ``w13`` rows, 2 x its intermediate size; ``K`` = hidden size); with FP8 W8A8 weights
     ``moe_kernel_quantize_input`` adds the 1-byte copies of the chunk's input (``M x K``) and of cache2.
@@ -1186,7 +1207,7 @@ _ALL2ALL_KERNEL_BACKENDS = frozenset({"pplx", "deepep_high_throughput", "deepep_
 
 def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> int:
     """Extra profile activation per GPU (bytes) when an MoE model runs with ``--data-parallel-size`` > 1 and its
-    MoE layers see every DP rank's batch (:func:`~kvlint.memory.versions.moe_gathers_dp_batch`, V1 0.9.2 - 0.11.0);
+    MoE layers see every DP rank's batch (:func:`~kvlint.memory.versions.moe_gathers_dp_batch`, V1 0.9.0 - 0.11.0);
     0 otherwise.
 
     Each DP rank profiles ``max_num_batched_tokens`` tokens (``GPUModelRunner.profile_run`` ->
@@ -1205,10 +1226,10 @@ def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     In 0.14 - 0.19 (:data:`MOE_WORKSPACE_KEPT`) without expert parallelism the layer gathers the same way (the
     default ``allgather_reducescatter`` all-to-all's ``all_gatherv`` of the hidden states and router logits,
     ``vllm@0.14.0:vllm/distributed/device_communicators/all2all.py::AgRsAll2AllManager.dispatch``; read in the
-    0.14.0 and 0.19.0 wheels; 0.15 - 0.18 assumed as 0.14.0): the term is the gathered buffers alone, the experts'
-    workspace for the gathered rows being :func:`moe_workspace_bytes`'. In 0.19.0 only for unquantized experts: the
-    FP8, MXFP4 and NVFP4 methods build their own modular kernel (``supports_internal_mk``), whose naive DP prepare
-    step quantizes the input first and dispatches it with the top-k weights and ids
+    0.14.0 - 0.19.0 wheels): the term is the gathered buffers alone, the experts' workspace for the gathered rows
+    being :func:`moe_workspace_bytes`'. From 0.16.0 only where the MoE runner dispatches
+    (:func:`moe_runner_dispatches_dp`): a method that builds its own modular kernel (``supports_internal_mk``) lets
+    that kernel's naive DP prepare step quantize the input first and dispatch it with the top-k weights and ids
     (``fused_moe/prepare_finalize/naive_dp_ep.py``), shapes not modelled (0). With expert parallelism in those
     releases nothing is added (not read).
     """
@@ -1218,9 +1239,9 @@ def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     lo, hi = MOE_WORKSPACE_KEPT
     if lo <= v < hi and not settings.enable_expert_parallel:
         # the same dispatch (AgRsAll2AllManager.dispatch: all_gatherv of both); the experts' workspace for the
-        # gathered rows is moe_workspace_bytes'. In 0.19.0 a quantized method with its own modular kernel (FP8,
-        # MXFP4, NVFP4: supports_internal_mk) gathers its quantized input and top-k tensors instead: not modelled
-        if v >= (0, 19, 0) and (settings.quantization or model.quant_method):
+        # gathered rows is moe_workspace_bytes'. A method with its own modular kernel (supports_internal_mk)
+        # gathers its quantized input and top-k tensors instead: not modelled
+        if not moe_runner_dispatches_dp(settings, model, v):
             return 0
         return int(
             cfg.dp * cfg.max_num_batched_tokens * (model.hidden_size + model.num_experts) * cfg.dtype_bytes
@@ -1245,6 +1266,59 @@ def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     ws_all = _fused_moe_workspace(gathered, topk, n, k, act, fp8)
     ws_own = _fused_moe_workspace(local, topk, n, k, act, fp8)
     return int(buffers + max(0, ws_all - ws_own))
+
+
+#: ``--quantization`` / ``quant_method`` values whose vLLM fused-MoE method never builds a modular kernel of its own
+#: in 0.16.0 - 0.19.0 (``self.moe_kernel``, 0.16.0 ``self.moe_mk``, is set only in ``quantization/fp8.py``,
+#: ``modelopt.py``'s FP8 and NVFP4 methods, ``mxfp4.py`` and ``compressed_tensors/compressed_tensors_moe.py``'s FP8,
+#: NVFP4 and MXFP4 methods; read in the 0.16.0, 0.17.0, 0.18.0 and 0.19.0 wheels): GPTQ / AWQ (Marlin or not),
+#: bitsandbytes, ``moe_wna16`` and ``experts_int8`` keep the runner's naive dispatch
+_MOE_RUNNER_DISPATCH_QUANT = frozenset(
+    {"gptq", "gptq_marlin", "awq", "awq_marlin", "bitsandbytes", "moe_wna16", "experts_int8"}
+)
+
+
+def moe_runner_dispatches_dp(settings: VllmSettings, model: ModelSpec, v: Version) -> bool:
+    """Whether vLLM release ``v``'s MoE layer at DP > 1 (no all-to-all kernels) gathers every DP rank's hidden
+    states and router logits itself before the experts (:func:`dp_moe_gather_bytes`' buffers), rather than leaving
+    the dispatch to the quantization method's own modular kernel.
+
+    0.14.0 / 0.15.0: always (``FusedMoE.forward_impl``: ``do_naive_dispatch_combine = dp_size > 1 and not
+    isinstance(quant_method, FusedMoEModularMethod)``, and without all-to-all kernels ``maybe_init_modular_kernel``
+    wraps none). From 0.16.0 ``dp_size > 1 and not quant_method.supports_internal_mk`` (``layer.py``, 0.17.0 on
+    ``runner/default_moe_runner.py``), true only for a method that built its kernel through
+    ``maybe_make_prepare_finalize(..., allow_new_interface=True)``, whose naive DP prepare dispatches instead: the
+    FP8 methods (:func:`fp8_moe_experts`) and NVFP4 (ModelOpt ``NVFP4``, compressed-tensors 4-bit float weights)
+    from 0.16.0, MXFP4 in every backend from 0.19.0 (0.17.0 / 0.18.0 only in its Marlin and FlashInfer branches,
+    not the Hopper Triton default: taken as dispatching). Unquantized experts and
+    :data:`_MOE_RUNNER_DISPATCH_QUANT` (and compressed-tensors integer-weight schemes, ``WNA16`` / ``W8A8`` int8 /
+    ``W4A8``) always dispatch in the runner. Other methods: as before 0.16.0 up to 0.18.x, not from 0.19.0
+    (not read)."""
+    quant = (settings.quantization or model.quant_method or "").lower()
+    if not quant or v < (0, 16, 0) or quant in _MOE_RUNNER_DISPATCH_QUANT:
+        return True
+    qc = model.quant_config if isinstance(model.quant_config, dict) else {}
+    if fp8_moe_experts(quant, model):
+        return False
+    if quant == "modelopt_fp4":
+        return False
+    if quant == "modelopt":
+        nested = qc.get("quantization")
+        algo = qc.get("quant_algo") or (nested.get("quant_algo") if isinstance(nested, dict) else None)
+        if str(algo or "").upper() == "NVFP4":
+            return False
+    if quant == "compressed-tensors":
+        groups = qc.get("config_groups")
+        kinds = {
+            str((g.get("weights") or {}).get("type") or "").lower()
+            for g in (groups.values() if isinstance(groups, dict) else ())
+            if isinstance(g, dict) and isinstance(g.get("weights"), dict)
+        }
+        if kinds == {"int"}:
+            return True  # WNA16 / W8A8 int8 / W4A8 MoE methods: no kernel of their own
+        if "float" in kinds:
+            return False  # 4-bit float (NVFP4, MXFP4 from 0.19.0) weights build their own kernel
+    return v < (0, 19, 0)  # MXFP4, and the methods not read
 
 
 def dp_moe_combine_nvls_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> int:
@@ -3508,6 +3582,22 @@ MXFP4_ORACLE_REWRITE_FROM = (0, 21, 0)
 MXFP4_TRTLLM_I128_FROM = (0, 27, 0)
 
 
+def moe_tp_size(settings: VllmSettings, cfg: StartupConfig) -> int:
+    """The tensor-parallel size of vLLM's fused MoE layers (ranks each routed expert is split over by width), from
+    which ``FusedMoE`` sizes ``intermediate_size_per_partition = intermediate_size // tp_size`` and the quantized
+    methods pad that partition (MXFP4: :func:`kvlint.models.weights.weight_bytes`' ``tp``).
+    ``FusedMoEParallelConfig.make`` flattens TP across DP (``tp x dp``, :func:`moe_shards_experts_across_dp`) and,
+    with ``--enable-expert-parallel`` over more than one rank, gives the experts to the ranks whole (``tp_size`` 1,
+    ``ep_size = tp x dp``; ``vllm@0.9.2``/``0.19.0:vllm/model_executor/layers/fused_moe/config.py``, ``layer.py``;
+    0.8.x inline in ``FusedMoE.__init__``). Otherwise ``cfg.tp``."""
+    dp = max(1, cfg.dp)
+    if settings.enable_expert_parallel and cfg.tp * dp > 1:
+        return 1
+    if dp > 1 and moe_shards_experts_across_dp(cfg.version):
+        return cfg.tp * dp
+    return cfg.tp
+
+
 def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> WeightSplit:
     """Step 2 of :func:`plan_vllm_detailed` (§1.13); see :class:`WeightSplit`."""
     dbytes = cfg.dtype_bytes
@@ -3515,7 +3605,7 @@ def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) 
         model,
         dbytes,
         settings.quantization,
-        cfg.tp,
+        moe_tp_size(settings, cfg),
         cfg.compute_capability,
         mxfp4_moe_backend(settings, cfg.version, cfg.compute_capability),
     )

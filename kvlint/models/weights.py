@@ -393,19 +393,30 @@ def _kimi_k25_vision_params(vc: dict[str, Any], text_hidden: int) -> int:
     ``4h -> 4h`` and ``linear_2`` ``4h -> mm_hidden``, with biases (4 = the 2 x 2 merge). Not quantized under a
     compressed-tensors checkpoint (``_maybe_ignore_quant_config``)."""
     dh, di, dl, dp, dph, dpw = _KIMI_K25_VISION_DEFAULTS
+
+    def size(v: Any, default: int) -> int:
+        # a size that is not a positive whole number (a config.json may be pull-request input) is read as absent,
+        # so the class default applies: a 0 or negative entry must not take parameters off the model
+        n = _i(v, default)
+        return n if n > 0 else default
+
     h, inter, layers = (
-        _i(vc.get("hidden_size"), dh),
-        _i(vc.get("intermediate_size"), di),
-        _i(vc.get("num_hidden_layers"), dl),
+        size(vc.get("hidden_size"), dh),
+        size(vc.get("intermediate_size"), di),
+        size(vc.get("num_hidden_layers"), dl),
     )
     patch, ph, pw = (
-        _i(vc.get("patch_size"), dp),
-        _i(vc.get("init_pos_emb_height"), dph),
-        _i(vc.get("init_pos_emb_width"), dpw),
+        size(vc.get("patch_size"), dp),
+        size(vc.get("init_pos_emb_height"), dph),
+        size(vc.get("init_pos_emb_width"), dpw),
     )
     merge = vc.get("merge_kernel_size")
-    mh, mw = (_i(merge[0]), _i(merge[1])) if isinstance(merge, list | tuple) and len(merge) == 2 else (2, 2)
-    mm = _i(vc.get("mm_hidden_size")) or h
+    mh, mw = (
+        (size(merge[0], 2), size(merge[1], 2))
+        if isinstance(merge, list | tuple) and len(merge) == 2
+        else (2, 2)
+    )
+    mm = size(vc.get("mm_hidden_size"), 0) or h
     if mm == h:
         mm = text_hidden
     embed = 3 * patch * patch * h + h + ph * pw * h
