@@ -2329,8 +2329,9 @@ def _mps_cap(
     issues/764: under the plugin's ``set_default_device_pinned_mem_limit 0 4606M`` a client's torch device properties
     give the L40S's whole memory) and ``cudaMemGetInfo`` the cap, less what it holds, as free (a public MPS
     walkthrough's T4 measured ``CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=1G``: total 14,930 MB, free 1,000 MB)
-    **[assumed]** for every driver. So an engine claiming a fraction of the whole device above the cap fails (KV106),
-    and the plan stays on the device's total, the figure the engine prints."""
+    **[assumed]** for every driver. So vLLM, claiming a fraction of the whole device, fails above the cap (KV106;
+    TGI and SGLang size from the free memory), and the plan stays on the device's total, the figure the engine
+    prints."""
     if replicas < 2:
         return None, ""
     if part_bytes:

@@ -1487,38 +1487,65 @@ _PROCESS_RESERVE = int(0.6 * GiB)
 
 
 def _mps_claim(ctx: RuleContext, util: float, flag: str, cap: int, total: int) -> Iterator[Diagnostic]:
-    """KV106 on a GPU shared through MPS: the engine claims ``util`` of the device's ``total`` bytes (the whole GPU, as
-    the engine reads it), plus :data:`_PROCESS_RESERVE`, against the ``cap`` bytes the device plugin's MPS daemon lets
-    each client allocate. vLLM (>= 0.9.2, ``request_memory``) finds only the cap free and stops at start-up; TGI and
-    SGLang size their memory from the fraction of the whole GPU and run out of CUDA memory at the cap."""
+    """KV106 on a GPU shared through MPS, whose device plugin lets each client allocate at most ``cap`` bytes of the
+    device's ``total`` (the whole GPU, which the engine reads as its total, while it finds at most the cap free).
+
+    vLLM (>= 0.9.2, ``request_memory``) claims ``util`` x ``total`` (plus :data:`_PROCESS_RESERVE`) and stops at
+    start-up when that is more than it finds free: an error. TGI and SGLang size their memory from what they find
+    free, so they never claim more than the cap: TGI's ``get_cuda_free_memory`` takes ``max(0, free - (1 -
+    cuda_memory_fraction) x total)`` (``text-generation-inference@v3.3.6:server/text_generation_server/utils/
+    import_utils.py``), an error only when ``(1 - fraction) x total`` leaves nothing of the cap (no KV blocks at
+    warmup); SGLang's ``profile_max_num_token`` takes ``available - total_gpu_memory x (1 - mem_fraction_static)``
+    with ``total_gpu_memory`` the memory free when it started (``sglang@v0.5.5:python/sglang/srt/model_executor/
+    model_runner.py``), the cap. For those two a warning says the plan, on the whole GPU, overstates their memory."""
     p = ctx.placement
     assert p is not None
-    claimed = util * total + _PROCESS_RESERVE
-    if claimed <= cap:
-        return
     acc = p.accelerator.name if p.accelerator else "the GPU"
     name = MEMORY_FRACTION[ctx.engine][0]
     s = ctx.serving
     loc = s.loc(name) if name in s.flags else (p.gpus_loc or p.loc)
-    outcome = {
-        "vllm": "vLLM reads the whole GPU as its total but finds at most the cap free, and its extensible KV cache "
+    shared = f"{acc} is shared through MPS ({p.how or p.resource}): each engine may allocate at most {gib(cap)} of it"
+    plan_on_cap = f"plan it on the cap (kvlint plan --gpu-memory {cap / GiB:.2f}GiB)"
+    if ctx.engine == "tgi":
+        kept = (1 - util) * total
+        if kept + _PROCESS_RESERVE >= cap:
+            yield ctx.finding(
+                f"{shared}, and TGI finds at most that free; {flag.lstrip('-')} {util:.2f} keeps (1 - {util:.2f}) x "
+                f"{gib(total)} = {gib(kept)} of the whole GPU out of it (get_cuda_free_memory), so with "
+                f"{gib(_PROCESS_RESERVE)} CUDA context and NCCL [heuristic] nothing is left for its KV cache and it "
+                "fails at warmup",
+                loc,
+                fix=f"leave {tgi_option(s, name)} at its default 1.0 (TGI then sizes its memory from the cap), or "
+                "request a GPU that is not shared through MPS",
+            )
+            return
+    if ctx.engine in ("tgi", "sglang"):
+        who = "TGI" if ctx.engine == "tgi" else "SGLang"
+        yield ctx.finding(
+            f"{shared}; {who} sizes its memory from what it finds free, at most the cap, not from the whole "
+            f"{gib(total)} the plan is sized on, so its KV cache is smaller than planned",
+            loc,
+            fix=plan_on_cap + ", or request a GPU that is not shared through MPS",
+            severity="warning",
+        )
+        return
+    claimed = util * total + _PROCESS_RESERVE
+    if claimed <= cap:
+        return
+    outcome = (
+        "vLLM reads the whole GPU as its total but finds at most the cap free, and its extensible KV cache "
         "(>= 0.34.0) sizes itself from that, smaller than planned"
         if _vllm_extensible(ctx)
         else "vLLM reads the whole GPU as its total but finds at most the cap free, and stops with 'Free memory on "
-        "device ... is less than desired GPU memory utilization'",
-        "tgi": "TGI sizes its memory from that fraction of the whole GPU and runs out of CUDA memory at the cap while "
-        "loading or at warmup",
-        "sglang": "SGLang sizes its pool from that fraction of the whole GPU and runs out of CUDA memory at the cap",
-    }[ctx.engine]
+        "device ... is less than desired GPU memory utilization'"
+    )
     most = math.floor(100 * (cap - _PROCESS_RESERVE) / total) / 100
     fix = "request a GPU that is not shared through MPS"
     if most > 0:
-        value = tgi_option(s, name, f"{most:.2f}") if ctx.engine == "tgi" else f"{flag} {most:.2f}"
-        fix = f"set {value} or less (the cap over the whole GPU), or " + fix
+        fix = f"set {flag} {most:.2f} or less (the cap over the whole GPU), or " + fix
     yield ctx.finding(
-        f"{acc} is shared through MPS ({p.how or p.resource}): each engine may allocate at most {gib(cap)} of it, "
-        f"but {flag.lstrip('-')} {util:.2f} claims {util:.2f} x {gib(total)} + {gib(_PROCESS_RESERVE)} CUDA context "
-        f"and NCCL [heuristic] = {gib(claimed)}; {outcome}",
+        f"{shared}, but {flag.lstrip('-')} {util:.2f} claims {util:.2f} x {gib(total)} + {gib(_PROCESS_RESERVE)} "
+        f"CUDA context and NCCL [heuristic] = {gib(claimed)}; {outcome}",
         loc,
         fix=fix,
     )
