@@ -98,3 +98,66 @@ def test_vllm_is_still_held_to_the_cap(tmp_path) -> None:
     )
     (d,) = [d for d in json.loads(r.stdout)["diagnostics"] if d["rule"] == "KV106"]
     assert d["severity"] == "error" and "Free memory on device" in d["message"]
+
+
+def test_a_utilization_remedy_on_an_mps_replica_stays_within_the_cap(tmp_path) -> None:
+    """Qwen2.5-7B (14.19 GiB of weights) on an L4 of 2 MPS replicas (a 11.25 GiB cap): no --gpu-memory-utilization
+    both holds its weights and fits the cap, so KV101 must not offer one KV106 then refuses (it offered 0.83). With
+    Qwen2.5-3B at 0.3, a utilization under the cap fraction that fits is still offered, and it fits the cap."""
+    l4 = cat.require("nvidia-l4")
+    cap = (cat.nvml_total_mib(l4) // 2) * 2**20
+    ceiling = (cap - 0.6 * 2**30) / l4.memory_bytes  # KV106's most, before rounding down
+    mps2 = _MPS.replace("'4'", "'2'")
+
+    def diags(name: str, model: str, util: str) -> list[dict]:
+        f = tmp_path / f"{name}.yaml"
+        args = f"vllm, serve, {model}, --max-model-len, '32768', --gpu-memory-utilization, '{util}'"
+        f.write_text(
+            _POD.format(name=name, mps=mps2, image="vllm/vllm-openai:v0.11.0", args=args).replace(
+                "args: [", "command: ["
+            )
+        )
+        r = CliRunner().invoke(
+            main, ["check", "--offline", "--no-config", "--format", "json", "--fail-on", "never", str(f)]
+        )
+        return json.loads(r.stdout)["diagnostics"]
+
+    import re
+
+    def offered(ds: list[dict]) -> list[float]:
+        return [
+            float(m)
+            for d in ds
+            if d["rule"] != "KV106"
+            for m in re.findall(r"--gpu-memory-utilization (\d\.\d\d) (?:fits|starts)", d.get("fix") or "")
+        ]
+
+    big = diags("big", "Qwen/Qwen2.5-7B-Instruct", "0.5")
+    assert [d for d in big if d["rule"] == "KV101"]
+    assert all(u <= ceiling for u in offered(big)), offered(big)
+    small = diags("small", "Qwen/Qwen2.5-3B-Instruct", "0.3")
+    assert [d for d in small if d["rule"] == "KV103"]
+    assert offered(small) and all(u <= ceiling for u in offered(small))
+
+
+def test_no_remedy_asks_for_more_gpus_per_pod_on_mps_nodes(tmp_path) -> None:
+    """On nodes selected by GFD's nvidia.com/gpu.sharing-strategy: mps, the device plugin gives a container one MPS
+    replica at most (KV410), so a remedy of --tensor-parallel-size 2 "and 2 GPUs per pod" is refused at admission;
+    the same pod without the MPS label is offered it."""
+    args = "vllm, serve, Qwen/Qwen2.5-7B-Instruct, --max-model-len, '32768', --gpu-memory-utilization, '0.5'"
+
+    def fixes(name: str, sel: str) -> str:
+        f = tmp_path / f"{name}.yaml"
+        f.write_text(
+            _POD.format(name=name, mps=sel, image="vllm/vllm-openai:v0.11.0", args=args).replace(
+                "args: [", "command: ["
+            )
+        )
+        r = CliRunner().invoke(
+            main, ["check", "--offline", "--no-config", "--format", "json", "--fail-on", "never", str(f)]
+        )
+        return " ".join(d.get("fix") or "" for d in json.loads(r.stdout)["diagnostics"])
+
+    assert "--tensor-parallel-size 2" in fixes("plain", "nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}")
+    on_mps = fixes("mps", _MPS.replace("'4'", "'2'"))
+    assert "--tensor-parallel-size" not in on_mps and "2 GPUs per pod" not in on_mps, on_mps

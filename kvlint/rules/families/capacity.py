@@ -31,7 +31,7 @@ from kvlint.models.weights import linear_bytes_per_param
 from kvlint.numbers import fraction, times
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.families.hardware import fp8_support
-from kvlint.rules.families.parallelism import _on_mig, kv_heads_tp_ok, pod_known, shm_note
+from kvlint.rules.families.parallelism import _on_mig, kv_heads_tp_ok, mps_one_replica, pod_known, shm_note
 from kvlint.rules.families.tgi import more_shards, tgi_starts, tgi_starts_in_band
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import (
@@ -261,6 +261,10 @@ def _more_gpus(ctx: RuleContext) -> str:
     nodes (pipeline parallelism across pods); on MIG slices (:func:`_on_mig_slices`), whole GPUs first."""
     if _on_mig_slices(ctx):
         return "whole GPUs (nvidia.com/gpu on nodes without MIG: a process sees one MIG slice, so slices add none)"
+    if mps_one_replica(ctx):
+        return (
+            "GPUs not shared through MPS (the device plugin gives a container one MPS replica at most, KV410)"
+        )
     plan = ctx.plan
     if plan is not None and _one_pod(ctx):
         gpus = plan.tensor_parallel_size * plan.pipeline_parallel_size * ctx.layout.dp_local
@@ -276,11 +280,13 @@ def _tp_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     """The smallest valid TP (2, 4, 8 above the current one) that makes the plan fit. In one pod (no
     LeaderWorkerSet or Ray group, no ``--nnodes``) a TP whose pod would need more than :data:`NODE_GPUS` GPUs
     (TP x PP x local DP) is not offered: no common node has them (KubeAI's Llama-3.1-70B at PP 4 on L4s was told
-    TP 4, 16 GPUs per pod)."""
+    TP 4, 16 GPUs per pod). None on MPS-shared nodes (:func:`~kvlint.rules.families.parallelism.mps_one_replica`)."""
     m, plan = ctx.model, ctx.plan
     if m is None or plan is None:
         return ""
     if _on_mig_slices(ctx):  # CUDA enumerates one MIG slice per process; no peer-to-peer path between them
+        return ""
+    if mps_one_replica(ctx):  # one MPS replica per container (KV410): no second GPU for the pod
         return ""
     cur, band = plan.tensor_parallel_size, _band(ctx)
     lay = ctx.layout
@@ -362,8 +368,20 @@ def _hundredths(share: float) -> int:
     return int(math.floor(share * 100 + 1e-9))
 
 
+def _util_ceiling(ctx: RuleContext) -> int:
+    """The largest ``--gpu-memory-utilization`` a remedy may offer, in hundredths: 98, or on a GPU shared through MPS
+    with a replica count (:attr:`~kvlint.types.Placement.mps_limit_bytes`) the most whose claim of the whole GPU, with
+    :data:`_PROCESS_RESERVE`, fits the cap each client may allocate (KV106's arithmetic, :func:`_mps_claim`): vLLM
+    finds no more than the cap free, so a remedy above it is refused at start-up."""
+    p = ctx.placement
+    if ctx.engine == "vllm" and p is not None and p.mps_limit_bytes and p.memory_bytes:
+        return min(98, _hundredths((p.mps_limit_bytes - _PROCESS_RESERVE) / p.memory_bytes))
+    return 98
+
+
 def _util_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
-    """The smallest ``--gpu-memory-utilization`` (2 decimals, at most 0.98) that makes the plan fit robustly
+    """The smallest ``--gpu-memory-utilization`` (2 decimals, at most 0.98, or the MPS cap's :func:`_util_ceiling`)
+    that makes the plan fit robustly
     (the KV budget grows monotonically with utilization, and nothing else changes with it).
 
     The candidates are planned with the start-up settled once (:func:`kvlint.memory.stage.utilization_planner`)
@@ -389,10 +407,11 @@ def _util_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     def fits(d: PlanDetail) -> bool:
         return _fits(d.plan, min_concurrency, band)
 
+    hi = _util_ceiling(ctx)  # 98, or what an MPS client's cap allows
     guess = _utilization_guess(plan, min_concurrency, band)
     if guess is not None:
-        guess = min(max(guess, lo + 1), 97)  # inside (lo, 98): a guess beyond the range tries its edge
-    found = smallest_fitting(lo, 98, plan_for, fits, guess=guess)
+        guess = min(max(guess, lo + 1), hi - 1)  # inside (lo, hi): a guess beyond the range tries its edge
+    found = smallest_fitting(lo, hi, plan_for, fits, guess=guess)
     if found is None:
         return ""
     h, _ = found
@@ -1681,14 +1700,18 @@ def _mamba_seqs_remedy(ctx: RuleContext) -> str:
 
 
 def _mamba_util_remedy(ctx: RuleContext) -> str:
-    """The smallest ``--gpu-memory-utilization`` (2 decimals, at most 0.98) whose re-planned pool holds
+    """The smallest ``--gpu-memory-utilization`` (2 decimals, at most 0.98 or :func:`_util_ceiling`) whose re-planned
+    pool holds
     ``max_num_seqs`` blocks at the band's low end (the pool grows with the budget)."""
     plan = ctx.plan
     if plan is None:
         return ""
     lo = _hundredths(plan.gpu_memory_utilization)
     found = smallest_fitting(
-        lo, 98, lambda h: replanned(ctx.cr, gpu_memory_utilization=h / 100), _mamba_blocks_starts
+        lo,
+        _util_ceiling(ctx),
+        lambda h: replanned(ctx.cr, gpu_memory_utilization=h / 100),
+        _mamba_blocks_starts,
     )
     if found is None:
         return ""
