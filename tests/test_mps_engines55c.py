@@ -161,3 +161,28 @@ def test_no_remedy_asks_for_more_gpus_per_pod_on_mps_nodes(tmp_path) -> None:
     assert "--tensor-parallel-size 2" in fixes("plain", "nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}")
     on_mps = fixes("mps", _MPS.replace("'4'", "'2'"))
     assert "--tensor-parallel-size" not in on_mps and "2 GPUs per pod" not in on_mps, on_mps
+
+
+def test_vllm_with_the_extensible_kv_cache_sizes_from_the_cap_and_is_not_an_error(tmp_path) -> None:
+    """vLLM >= 0.34.0 with its extensible KV cache (on by default) skips the free >= requested check and sizes the
+    pool from the free memory it measures (``extensible_kv_cache.py::measure_kv_cache_blocks``, init_free, the
+    cap): not a start-up failure, a KV cache smaller than the plan. Off (--no-enable-extensible-kv-cache) the check
+    stands and so does the error."""
+    base = "vllm, serve, Qwen/Qwen2.5-0.5B-Instruct, --max-model-len, '4096'"
+
+    def kv106(name: str, args: str) -> list[dict]:
+        f = tmp_path / f"{name}.yaml"
+        f.write_text(
+            _POD.format(name=name, mps=_MPS, image="vllm/vllm-openai:v0.34.0", args=args).replace(
+                "args: [", "command: ["
+            )
+        )
+        r = CliRunner().invoke(
+            main, ["check", "--offline", "--no-config", "--format", "json", "--fail-on", "never", str(f)]
+        )
+        return [d for d in json.loads(r.stdout)["diagnostics"] if d["rule"] == "KV106"]
+
+    on = kv106("on", base)
+    assert on and all(d["severity"] == "warning" for d in on), on
+    (off,) = kv106("off", base + ", --no-enable-extensible-kv-cache")
+    assert off["severity"] == "error" and "Free memory on device" in off["message"]

@@ -372,9 +372,16 @@ def _util_ceiling(ctx: RuleContext) -> int:
     """The largest ``--gpu-memory-utilization`` a remedy may offer, in hundredths: 98, or on a GPU shared through MPS
     with a replica count (:attr:`~kvlint.types.Placement.mps_limit_bytes`) the most whose claim of the whole GPU, with
     :data:`_PROCESS_RESERVE`, fits the cap each client may allocate (KV106's arithmetic, :func:`_mps_claim`): vLLM
-    finds no more than the cap free, so a remedy above it is refused at start-up."""
+    finds no more than the cap free, so a remedy above it is refused at start-up (not with the extensible KV cache,
+    which skips that check, :func:`_mps_claim`)."""
     p = ctx.placement
-    if ctx.engine == "vllm" and p is not None and p.mps_limit_bytes and p.memory_bytes:
+    if (
+        ctx.engine == "vllm"
+        and p is not None
+        and p.mps_limit_bytes
+        and p.memory_bytes
+        and not _vllm_extensible(ctx)
+    ):
         return min(98, _hundredths((p.mps_limit_bytes - _PROCESS_RESERVE) / p.memory_bytes))
     return 98
 
@@ -1516,7 +1523,10 @@ def _mps_claim(ctx: RuleContext, util: float, flag: str, cap: int, total: int) -
     import_utils.py``), an error only when ``(1 - fraction) x total`` leaves nothing of the cap (no KV blocks at
     warmup); SGLang's ``profile_max_num_token`` takes ``available - total_gpu_memory x (1 - mem_fraction_static)``
     with ``total_gpu_memory`` the memory free when it started (``sglang@v0.5.5:python/sglang/srt/model_executor/
-    model_runner.py``), the cap. For those two a warning says the plan, on the whole GPU, overstates their memory."""
+    model_runner.py``), the cap; vLLM's extensible KV cache (>= 0.34.0) skips the check and sizes its pool from the
+    free memory it measures (``vllm@0.34.0:vllm/v1/worker/extensible_kv_cache.py::measure_kv_cache_blocks``,
+    docs/engine-memory-model.md §1.2.5), the cap too. For those a warning says the plan, on the whole GPU, overstates
+    their memory."""
     p = ctx.placement
     assert p is not None
     acc = p.accelerator.name if p.accelerator else "the GPU"
@@ -1538,8 +1548,8 @@ def _mps_claim(ctx: RuleContext, util: float, flag: str, cap: int, total: int) -
                 "request a GPU that is not shared through MPS",
             )
             return
-    if ctx.engine in ("tgi", "sglang"):
-        who = "TGI" if ctx.engine == "tgi" else "SGLang"
+    if ctx.engine in ("tgi", "sglang") or _vllm_extensible(ctx):
+        who = {"tgi": "TGI", "sglang": "SGLang"}.get(ctx.engine, "vLLM's extensible KV cache (>= 0.34.0)")
         yield ctx.finding(
             f"{shared}; {who} sizes its memory from what it finds free, at most the cap, not from the whole "
             f"{gib(total)} the plan is sized on, so its KV cache is smaller than planned",
@@ -1552,10 +1562,7 @@ def _mps_claim(ctx: RuleContext, util: float, flag: str, cap: int, total: int) -
     if claimed <= cap:
         return
     outcome = (
-        "vLLM reads the whole GPU as its total but finds at most the cap free, and its extensible KV cache "
-        "(>= 0.34.0) sizes itself from that, smaller than planned"
-        if _vllm_extensible(ctx)
-        else "vLLM reads the whole GPU as its total but finds at most the cap free, and stops with 'Free memory on "
+        "vLLM reads the whole GPU as its total but finds at most the cap free, and stops with 'Free memory on "
         "device ... is less than desired GPU memory utilization'"
     )
     most = math.floor(100 * (cap - _PROCESS_RESERVE) / total) / 100
