@@ -72,15 +72,16 @@ def test_tgi_and_sglang_at_their_defaults_on_an_mps_replica_are_not_an_error(tmp
         assert not any("or less" in (d.get("fix") or "") for d in found), found
 
 
-def test_tgi_whose_fraction_takes_more_than_the_cap_out_of_it_is_an_error(tmp_path) -> None:
+def test_tgi_whose_fraction_takes_more_than_the_cap_out_of_it_is_told_so(tmp_path) -> None:
     """cuda_memory_fraction 0.5 on an L4 of 4 MPS replicas: TGI keeps (1 - 0.5) x the whole GPU free, more than the
-    cap it may allocate, so it finds no memory for its KV cache."""
+    cap it may allocate, so it finds no memory for its KV cache beyond its warmup batch's blocks (a warning: it
+    starts, with about one prefill batch of cache), and the remedy is the default 1.0, not a lower fraction."""
     l4 = cat.require("nvidia-l4")
     cap = (cat.nvml_total_mib(l4) // 4) * 2**20
     assert 0.5 * l4.memory_bytes > cap  # the arithmetic the test rests on
     (d,) = _kv106(tmp_path, "tgi05", _TGI, _TGI_ARGS + ", --cuda-memory-fraction, '0.5'")
-    assert d["severity"] == "error"
-    assert "get_cuda_free_memory" in d["message"] or "(1 - " in d["message"]
+    assert d["severity"] == "warning"
+    assert "get_cuda_free_memory" in d["message"] and "warmup batch" in d["message"]
     assert "1.0" in d["fix"]
 
 

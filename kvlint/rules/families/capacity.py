@@ -1520,8 +1520,8 @@ def _mps_claim(ctx: RuleContext, util: float, flag: str, cap: int, total: int) -
     start-up when that is more than it finds free: an error. TGI and SGLang size their memory from what they find
     free, so they never claim more than the cap: TGI's ``get_cuda_free_memory`` takes ``max(0, free - (1 -
     cuda_memory_fraction) x total)`` (``text-generation-inference@v3.3.6:server/text_generation_server/utils/
-    import_utils.py``), an error only when ``(1 - fraction) x total`` leaves nothing of the cap (no KV blocks at
-    warmup); SGLang's ``profile_max_num_token`` takes ``available - total_gpu_memory x (1 - mem_fraction_static)``
+    import_utils.py``), which leaves nothing beyond its warmup batch's blocks when ``(1 - fraction) x total`` is
+    more than the cap (a warning saying so); SGLang's ``profile_max_num_token`` takes ``available - total_gpu_memory x (1 - mem_fraction_static)``
     with ``total_gpu_memory`` the memory free when it started (``sglang@v0.5.5:python/sglang/srt/model_executor/
     model_runner.py``), the cap; vLLM's extensible KV cache (>= 0.34.0) skips the check and sizes its pool from the
     free memory it measures (``vllm@0.34.0:vllm/v1/worker/extensible_kv_cache.py::measure_kv_cache_blocks``,
@@ -1541,11 +1541,12 @@ def _mps_claim(ctx: RuleContext, util: float, flag: str, cap: int, total: int) -
             yield ctx.finding(
                 f"{shared}, and TGI finds at most that free; {flag.lstrip('-')} {util:.2f} keeps (1 - {util:.2f}) x "
                 f"{gib(total)} = {gib(kept)} of the whole GPU out of it (get_cuda_free_memory), so with "
-                f"{gib(_PROCESS_RESERVE)} CUDA context and NCCL [heuristic] nothing is left for its KV cache and it "
-                "fails at warmup",
+                f"{gib(_PROCESS_RESERVE)} CUDA context and NCCL [heuristic] nothing is left for its KV cache beyond "
+                "its warmup batch's blocks (about one max_batch_prefill_tokens batch), far below the plan",
                 loc,
                 fix=f"leave {tgi_option(s, name)} at its default 1.0 (TGI then sizes its memory from the cap), or "
                 "request a GPU that is not shared through MPS",
+                severity="warning",
             )
             return
     if ctx.engine in ("tgi", "sglang") or _vllm_extensible(ctx):
