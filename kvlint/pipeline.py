@@ -26,6 +26,7 @@ import kvlint.memory.stage as _stage
 import kvlint.models as _models
 import kvlint.rules.runner as _runner
 import kvlint.workloads as _workloads
+from kvlint.accelerators.placement import candidate_placement
 from kvlint.engines.command import mounted_script_budget, request_proxy_note
 from kvlint.engines.others import other_engine_note
 from kvlint.engines.shell import MAX_ARG_STRLEN, REVIEW_COMMAND_CHARS, ReviewTooLarge, review_budget
@@ -1240,7 +1241,8 @@ def _capacity_rules() -> frozenset[str]:
 def _with_candidates(cr: ContainerResult, diags: list[Diagnostic], options: Options) -> list[Diagnostic]:
     """When the scheduling constraints leave several GPU types (``Placement.candidates``), the worst case
     (smallest memory) decides the diagnostics; each capacity finding then names, per candidate, whether
-    the workload fits there (re-planned on that GPU). When the GPU was only assumed
+    the workload fits there (re-planned on that GPU: its own MIG slice, AMD compute partition or MPS cap,
+    :func:`kvlint.accelerators.placement.candidate_placement`). When the GPU was only assumed
     (:attr:`~kvlint.types.Placement.assumed`: a label whose values no documentation lists, VKE's ``gpu-name``; a
     label value of several boards it does not tell apart, GFD's ``NVIDIA-GeForce-RTX-3080`` without a memory label) and
     one of the candidates fits, each capacity error is made a warning that says so and names the boards that fit:
@@ -1258,7 +1260,8 @@ def _with_candidates(cr: ContainerResult, diags: list[Diagnostic], options: Opti
     fits: list[str] = []
     names = [a.name for a in p.candidates]
     for acc in p.candidates:
-        placement = replace(p, accelerator=acc, candidates=())
+        # the candidate's own slice, partition or MPS cap, not the smallest board's
+        placement = candidate_placement(p, acc, gpu_memory_bytes=options.gpu_memory_bytes)
         detail = replan(cr, placement)
         sub = replace(cr, placement=placement, plan_detail=detail, plan=detail.plan if detail else None)
         found = sorted({d.rule for d in check_container(sub, options) if d.rule in capacity})

@@ -42,6 +42,10 @@ spec:
         ("NVIDIA-A100DX-80C", "nvidia-a100-sxm4-80gb", 80),
         ("NVIDIA-H200X-141C", "nvidia-h200-141gb", 141),
         ("NVIDIA-H200-141C", "nvidia-h200-nvl-141gb", 141),
+        # the whole-board types of boards whose NVML total is under the GB NVIDIA names them by (H20: 97,871 MiB
+        # for "96GB"; H20 141GB: 143,771 MiB): NVIDIA's own tables put these types on these boards (review55C)
+        ("NVIDIA-H20-96C", "nvidia-h20", 96),
+        ("NVIDIA-H20X-141C", "nvidia-h20-3e", 141),
     ],
 )
 def test_a_vgpu_type_is_sized_on_the_board_its_name_spells_with_its_frame_buffer(
@@ -60,3 +64,9 @@ def test_a_board_part_nvidia_spells_for_a_board_not_in_the_catalogue_is_not_read
     """``H100XS-64C`` is a type of the H100 SXM5 64GB, which the catalogue does not hold: not the alias's board."""
     t = cat.vgpu_type("NVIDIA-H100XS-64C")
     assert t is not None and t.accelerator is None and t.exceeds is None and t.frame_buffer_mib == 64 * 1024
+
+
+def test_a_type_larger_than_the_board_nvidia_spells_is_not_put_on_it() -> None:
+    """``A100-80C`` is no type of the A100 PCIe 40GB (its largest is ``A100-40C``): not read as that board."""
+    t = cat.vgpu_type("NVIDIA-A100-80C")
+    assert t is not None and (t.accelerator is None or t.accelerator.id != "nvidia-a100-pcie-40gb")

@@ -1988,6 +1988,32 @@ def amd_partition_fleet(
     return (mine or tuple(cat.require(i, "AMD partition fleet") for i in AMD_PARTITIONED_BOARDS)), n
 
 
+def candidate_placement(p: Placement, acc: Accelerator, *, gpu_memory_bytes: int | None = None) -> Placement:
+    """``p`` (a placement whose scheduling constraints leave several GPUs, :attr:`~kvlint.types.Placement.candidates`)
+    on the candidate ``acc`` alone: its own part of that board, not of the board ``p`` was sized on. A MIG slice is
+    the profile's memory on ``acc`` (catalogue ``mig_profiles``: ``1g.18gb`` is 16 GiB on an H200, 17.5 GiB on a
+    GH200 144GB), an AMD compute partition ``acc``'s memory over the mode's partition count
+    (:func:`_amd_partition_bytes`: a CPX partition is 24 GiB of an MI300X, 32 GiB of an MI325X), and an MPS client's
+    cap 1/N of ``acc``'s NVML total (:func:`_mps_cap`). ``gpu_memory_bytes`` (``--gpu-memory``, in bytes) is the
+    user's figure for whichever board: kept as it is. Any other override (a GFD memory label's figure) is the node's
+    and kept. Used to re-plan each candidate (``kvlint.pipeline._with_candidates``); pure."""
+    override = p.memory_bytes_override
+    if override and not gpu_memory_bytes:
+        if p.mig_profile:
+            prof, _note = cat.mig_profile(acc.id, p.mig_profile)
+            override = prof.memory_bytes if prof is not None else override
+        elif p.amd_partition and acc.vendor == "amd":
+            part, _note = _amd_partition_bytes(acc, p.amd_partition)
+            override = part or override
+    mps_limit = p.mps_limit_bytes
+    if mps_limit and p.max_sharers and acc.vendor == "nvidia" and not gpu_memory_bytes:
+        part_bytes = override if p.mig_profile else None
+        mps_limit = _mps_cap(acc, p.max_sharers, part_bytes)[0] if part_bytes or not override else mps_limit
+    return replace(
+        p, accelerator=acc, candidates=(), memory_bytes_override=override, mps_limit_bytes=mps_limit
+    )
+
+
 def amd_partition_memory(acc: Accelerator, n: int) -> int:
     """The memory of one of ``n`` compute partitions of ``acc`` (:func:`_amd_partition_bytes`' arithmetic)."""
     return acc.memory_bytes // n // 4096 * 4096
@@ -2303,8 +2329,9 @@ def _mps_cap(
     issues/764: under the plugin's ``set_default_device_pinned_mem_limit 0 4606M`` a client's torch device properties
     give the L40S's whole memory) and ``cudaMemGetInfo`` the cap, less what it holds, as free (a public MPS
     walkthrough's T4 measured ``CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=1G``: total 14,930 MB, free 1,000 MB)
-    **[assumed]** for every driver. So an engine claiming a fraction of the whole device above the cap fails (KV106),
-    and the plan stays on the device's total, the figure the engine prints."""
+    **[assumed]** for every driver. So vLLM, claiming a fraction of the whole device, fails above the cap (KV106;
+    TGI and SGLang size from the free memory), and the plan stays on the device's total, the figure the engine
+    prints."""
     if replicas < 2:
         return None, ""
     if part_bytes:

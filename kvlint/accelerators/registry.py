@@ -495,7 +495,8 @@ def vgpu_type(value: str) -> VgpuType | None:
     """The vGPU type a GFD ``nvidia.com/gpu.product`` value (``-SHARED`` removed) names in a vGPU guest
     (:data:`_VGPU_TYPE`: ``GRID-T4-16Q``, ``NVIDIA-A40-48Q``), or None when it is not such a name. A board part NVIDIA
     spells one board with (:data:`VGPU_BOARDS`: ``H100`` the PCIe 80GB, ``H100XM`` the SXM5) is that board when it
-    holds the frame buffer; any other is looked up as :func:`lookup` reads a short name (``T4``, ``A40``, ``L40S``) and
+    holds the frame buffer (its stated memory rounded up to a whole GiB, as NVIDIA names the whole-board type: H20-96C
+    on an H20 of 97,871 MiB); any other is looked up as :func:`lookup` reads a short name (``T4``, ``A40``, ``L40S``) and
     kept only when its stated memory
     (:func:`nominal_memory_mib`, else its NVML total) is at least the frame buffer; a frame buffer above every
     catalogue board of that name is flagged (:attr:`VgpuType.exceeds`)."""
@@ -507,7 +508,9 @@ def vgpu_type(value: str) -> VgpuType | None:
     if board.upper() in VGPU_BOARDS:
         gid = VGPU_BOARDS[board.upper()]
         spelt = _cat().accelerators.get(gid) if gid else None
-        if spelt is None or _stated_mib(spelt) >= fb:
+        # NVIDIA names a board's whole-board type by the board's memory in whole GB (H20-96C on the H20, whose NVML
+        # total is 97,871 MiB; H20X-141C on the H20 141GB, 143,771 MiB): the stated memory rounded up to a GiB
+        if spelt is None or -(-_stated_mib(spelt) // 1024) * 1024 >= fb:
             name = f"{board.upper()}-{slices + '-' if slices else ''}{gb}{series.upper()}"
             return VgpuType(name, board.upper(), fb, spelt)
     acc = lookup(board)

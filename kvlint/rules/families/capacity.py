@@ -31,7 +31,7 @@ from kvlint.models.weights import linear_bytes_per_param
 from kvlint.numbers import fraction, times
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.families.hardware import fp8_support
-from kvlint.rules.families.parallelism import _on_mig, kv_heads_tp_ok, pod_known, shm_note
+from kvlint.rules.families.parallelism import _on_mig, kv_heads_tp_ok, mps_one_replica, pod_known, shm_note
 from kvlint.rules.families.tgi import more_shards, tgi_starts, tgi_starts_in_band
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import (
@@ -303,6 +303,10 @@ def _more_gpus(ctx: RuleContext) -> str:
     nodes (pipeline parallelism across pods); on MIG slices (:func:`_on_mig_slices`), whole GPUs first."""
     if _on_mig_slices(ctx):
         return "whole GPUs (nvidia.com/gpu on nodes without MIG: a process sees one MIG slice, so slices add none)"
+    if mps_one_replica(ctx):
+        return (
+            "GPUs not shared through MPS (the device plugin gives a container one MPS replica at most, KV410)"
+        )
     plan = ctx.plan
     if plan is not None and _one_pod(ctx):
         gpus = plan.tensor_parallel_size * plan.pipeline_parallel_size * ctx.layout.dp_local
@@ -318,11 +322,13 @@ def _tp_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     """The smallest valid TP (2, 4, 8 above the current one) that makes the plan fit. In one pod (no
     LeaderWorkerSet or Ray group, no ``--nnodes``) a TP whose pod would need more than :data:`NODE_GPUS` GPUs
     (TP x PP x local DP) is not offered: no common node has them (KubeAI's Llama-3.1-70B at PP 4 on L4s was told
-    TP 4, 16 GPUs per pod)."""
+    TP 4, 16 GPUs per pod). None on MPS-shared nodes (:func:`~kvlint.rules.families.parallelism.mps_one_replica`)."""
     m, plan = ctx.model, ctx.plan
     if m is None or plan is None:
         return ""
     if _on_mig_slices(ctx):  # CUDA enumerates one MIG slice per process; no peer-to-peer path between them
+        return ""
+    if mps_one_replica(ctx):  # one MPS replica per container (KV410): no second GPU for the pod
         return ""
     cur, band = plan.tensor_parallel_size, _band(ctx)
     lay = ctx.layout
@@ -404,8 +410,27 @@ def _hundredths(share: float) -> int:
     return int(math.floor(share * 100 + 1e-9))
 
 
+def _util_ceiling(ctx: RuleContext) -> int:
+    """The largest ``--gpu-memory-utilization`` a remedy may offer, in hundredths: 98, or on a GPU shared through MPS
+    with a replica count (:attr:`~kvlint.types.Placement.mps_limit_bytes`) the most whose claim of the whole GPU, with
+    :data:`_PROCESS_RESERVE`, fits the cap each client may allocate (KV106's arithmetic, :func:`_mps_claim`): vLLM
+    finds no more than the cap free, so a remedy above it is refused at start-up (not with the extensible KV cache,
+    which skips that check, :func:`_mps_claim`)."""
+    p = ctx.placement
+    if (
+        ctx.engine == "vllm"
+        and p is not None
+        and p.mps_limit_bytes
+        and p.memory_bytes
+        and not _vllm_extensible(ctx)
+    ):
+        return min(98, _hundredths((p.mps_limit_bytes - _PROCESS_RESERVE) / p.memory_bytes))
+    return 98
+
+
 def _util_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
-    """The smallest ``--gpu-memory-utilization`` (2 decimals, at most 0.98) that makes the plan fit robustly
+    """The smallest ``--gpu-memory-utilization`` (2 decimals, at most 0.98, or the MPS cap's :func:`_util_ceiling`)
+    that makes the plan fit robustly
     (the KV budget grows monotonically with utilization, and nothing else changes with it).
 
     The candidates are planned with the start-up settled once (:func:`kvlint.memory.stage.utilization_planner`)
@@ -431,10 +456,11 @@ def _util_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     def fits(d: PlanDetail) -> bool:
         return _fits(d.plan, min_concurrency, band)
 
+    hi = _util_ceiling(ctx)  # 98, or what an MPS client's cap allows
     guess = _utilization_guess(plan, min_concurrency, band)
     if guess is not None:
-        guess = min(max(guess, lo + 1), 97)  # inside (lo, 98): a guess beyond the range tries its edge
-    found = smallest_fitting(lo, 98, plan_for, fits, guess=guess)
+        guess = min(max(guess, lo + 1), hi - 1)  # inside (lo, hi): a guess beyond the range tries its edge
+    found = smallest_fitting(lo, hi, plan_for, fits, guess=guess)
     if found is None:
         return ""
     h, _ = found
@@ -1585,38 +1611,66 @@ _PROCESS_RESERVE = int(0.6 * GiB)
 
 
 def _mps_claim(ctx: RuleContext, util: float, flag: str, cap: int, total: int) -> Iterator[Diagnostic]:
-    """KV106 on a GPU shared through MPS: the engine claims ``util`` of the device's ``total`` bytes (the whole GPU, as
-    the engine reads it), plus :data:`_PROCESS_RESERVE`, against the ``cap`` bytes the device plugin's MPS daemon lets
-    each client allocate. vLLM (>= 0.9.2, ``request_memory``) finds only the cap free and stops at start-up; TGI and
-    SGLang size their memory from the fraction of the whole GPU and run out of CUDA memory at the cap."""
+    """KV106 on a GPU shared through MPS, whose device plugin lets each client allocate at most ``cap`` bytes of the
+    device's ``total`` (the whole GPU, which the engine reads as its total, while it finds at most the cap free).
+
+    vLLM (>= 0.9.2, ``request_memory``) claims ``util`` x ``total`` (plus :data:`_PROCESS_RESERVE`) and stops at
+    start-up when that is more than it finds free: an error. TGI and SGLang size their memory from what they find
+    free, so they never claim more than the cap: TGI's ``get_cuda_free_memory`` takes ``max(0, free - (1 -
+    cuda_memory_fraction) x total)`` (``text-generation-inference@v3.3.6:server/text_generation_server/utils/
+    import_utils.py``), which leaves nothing beyond its warmup batch's blocks when ``(1 - fraction) x total`` is
+    more than the cap (a warning saying so); SGLang's ``profile_max_num_token`` takes ``available - total_gpu_memory x (1 - mem_fraction_static)``
+    with ``total_gpu_memory`` the memory free when it started (``sglang@v0.5.5:python/sglang/srt/model_executor/
+    model_runner.py``), the cap; vLLM's extensible KV cache (>= 0.34.0) skips the check and sizes its pool from the
+    free memory it measures (``vllm@0.34.0:vllm/v1/worker/extensible_kv_cache.py::measure_kv_cache_blocks``,
+    docs/engine-memory-model.md §1.2.5), the cap too. For those a warning says the plan, on the whole GPU, overstates
+    their memory."""
     p = ctx.placement
     assert p is not None
-    claimed = util * total + _PROCESS_RESERVE
-    if claimed <= cap:
-        return
     acc = p.accelerator.name if p.accelerator else "the GPU"
     name = MEMORY_FRACTION[ctx.engine][0]
     s = ctx.serving
     loc = s.loc(name) if name in s.flags else (p.gpus_loc or p.loc)
-    outcome = {
-        "vllm": "vLLM reads the whole GPU as its total but finds at most the cap free, and its extensible KV cache "
-        "(>= 0.34.0) sizes itself from that, smaller than planned"
-        if _vllm_extensible(ctx)
-        else "vLLM reads the whole GPU as its total but finds at most the cap free, and stops with 'Free memory on "
-        "device ... is less than desired GPU memory utilization'",
-        "tgi": "TGI sizes its memory from that fraction of the whole GPU and runs out of CUDA memory at the cap while "
-        "loading or at warmup",
-        "sglang": "SGLang sizes its pool from that fraction of the whole GPU and runs out of CUDA memory at the cap",
-    }[ctx.engine]
+    shared = f"{acc} is shared through MPS ({p.how or p.resource}): each engine may allocate at most {gib(cap)} of it"
+    plan_on_cap = f"plan it on the cap (kvlint plan --gpu-memory {cap / GiB:.2f}GiB)"
+    if ctx.engine == "tgi":
+        kept = (1 - util) * total
+        if kept + _PROCESS_RESERVE >= cap:
+            yield ctx.finding(
+                f"{shared}, and TGI finds at most that free; {flag.lstrip('-')} {util:.2f} keeps (1 - {util:.2f}) x "
+                f"{gib(total)} = {gib(kept)} of the whole GPU out of it (get_cuda_free_memory), so with "
+                f"{gib(_PROCESS_RESERVE)} CUDA context and NCCL [heuristic] nothing is left for its KV cache beyond "
+                "its warmup batch's blocks (about one max_batch_prefill_tokens batch), far below the plan",
+                loc,
+                fix=f"leave {tgi_option(s, name)} at its default 1.0 (TGI then sizes its memory from the cap), or "
+                "request a GPU that is not shared through MPS",
+                severity="warning",
+            )
+            return
+    if ctx.engine in ("tgi", "sglang") or _vllm_extensible(ctx):
+        who = {"tgi": "TGI", "sglang": "SGLang"}.get(ctx.engine, "vLLM's extensible KV cache (>= 0.34.0)")
+        yield ctx.finding(
+            f"{shared}; {who} sizes its memory from what it finds free, at most the cap, not from the whole "
+            f"{gib(total)} the plan is sized on, so its KV cache is smaller than planned",
+            loc,
+            fix=plan_on_cap + ", or request a GPU that is not shared through MPS",
+            severity="warning",
+        )
+        return
+    claimed = util * total + _PROCESS_RESERVE
+    if claimed <= cap:
+        return
+    outcome = (
+        "vLLM reads the whole GPU as its total but finds at most the cap free, and stops with 'Free memory on "
+        "device ... is less than desired GPU memory utilization'"
+    )
     most = math.floor(100 * (cap - _PROCESS_RESERVE) / total) / 100
     fix = "request a GPU that is not shared through MPS"
     if most > 0:
-        value = tgi_option(s, name, f"{most:.2f}") if ctx.engine == "tgi" else f"{flag} {most:.2f}"
-        fix = f"set {value} or less (the cap over the whole GPU), or " + fix
+        fix = f"set {flag} {most:.2f} or less (the cap over the whole GPU), or " + fix
     yield ctx.finding(
-        f"{acc} is shared through MPS ({p.how or p.resource}): each engine may allocate at most {gib(cap)} of it, "
-        f"but {flag.lstrip('-')} {util:.2f} claims {util:.2f} x {gib(total)} + {gib(_PROCESS_RESERVE)} CUDA context "
-        f"and NCCL [heuristic] = {gib(claimed)}; {outcome}",
+        f"{shared}, but {flag.lstrip('-')} {util:.2f} claims {util:.2f} x {gib(total)} + {gib(_PROCESS_RESERVE)} "
+        f"CUDA context and NCCL [heuristic] = {gib(claimed)}; {outcome}",
         loc,
         fix=fix,
     )
@@ -1752,14 +1806,18 @@ def _mamba_seqs_remedy(ctx: RuleContext) -> str:
 
 
 def _mamba_util_remedy(ctx: RuleContext) -> str:
-    """The smallest ``--gpu-memory-utilization`` (2 decimals, at most 0.98) whose re-planned pool holds
+    """The smallest ``--gpu-memory-utilization`` (2 decimals, at most 0.98 or :func:`_util_ceiling`) whose re-planned
+    pool holds
     ``max_num_seqs`` blocks at the band's low end (the pool grows with the budget)."""
     plan = ctx.plan
     if plan is None:
         return ""
     lo = _hundredths(plan.gpu_memory_utilization)
     found = smallest_fitting(
-        lo, 98, lambda h: replanned(ctx.cr, gpu_memory_utilization=h / 100), _mamba_blocks_starts
+        lo,
+        _util_ceiling(ctx),
+        lambda h: replanned(ctx.cr, gpu_memory_utilization=h / 100),
+        _mamba_blocks_starts,
     )
     if found is None:
         return ""

@@ -2561,20 +2561,28 @@ def _resource_loc(c: LDict, resource: str) -> Loc | None:
 _GFD_SHARING = "nvidia.com/gpu.sharing-strategy"
 
 
+def mps_one_replica(ctx: RuleContext) -> bool:
+    """Whether the container's ``nvidia.com/gpu`` (or ``nvidia.com/gpu.shared``) lands on GPUs NVIDIA's device plugin
+    shares through MPS, as its ``nodeSelector`` selects them (GFD's ``nvidia.com/gpu.sharing-strategy: mps``): the
+    plugin then gives a container at most one replica (:func:`gpu_limit_exceeds_node`'s docstring has the source),
+    so no remedy may ask for more GPUs per pod there (KV410 would refuse it)."""
+    p = ctx.placement
+    if p is None or p.resource not in (NVIDIA_GPU, NVIDIA_GPU_SHARED):
+        return False
+    sel = ctx.workload.pod_spec.get("nodeSelector")
+    said = sel.get(_GFD_SHARING) if isinstance(sel, dict) else None
+    return isinstance(said, str) and said.strip().lower() == "mps"
+
+
 def _mps_request(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV410 for a container asking more than one ``nvidia.com/gpu`` (or ``nvidia.com/gpu.shared``) on nodes its
     ``nodeSelector`` selects by GFD's ``nvidia.com/gpu.sharing-strategy: mps`` (:func:`gpu_limit_exceeds_node`'s
     docstring has the device plugin's source). GKE's MPS labels are not read here."""
     p = ctx.placement
     assert p is not None and p.gpus is not None
-    sel = ctx.workload.pod_spec.get("nodeSelector")
-    said = sel.get(_GFD_SHARING) if isinstance(sel, dict) else None
-    if (
-        not isinstance(said, str)
-        or said.strip().lower() != "mps"
-        or p.resource not in (NVIDIA_GPU, NVIDIA_GPU_SHARED)
-    ):
+    if not mps_one_replica(ctx):
         return
+    sel = ctx.workload.pod_spec.get("nodeSelector")
     yield ctx.finding(
         f"{p.resource}: {p.gpus} on GPUs shared through MPS ({_GFD_SHARING}=mps): NVIDIA's device plugin gives a "
         "container at most one MPS replica (failRequestsGreaterThanOne, on under MPS unless its config turns it "
