@@ -224,7 +224,9 @@ def _analyse_workloads(
         try:
             # the ConfigMaps a chart renders beside a workload built from its values (production-stack configs)
             # of a name several files define, the ConfigMap the workload is deployed with (configmaps.scoped)
-            w_cms = _with_cms(_scoped_cms(cms, w.doc.path, w.namespace, w.pod_spec), w.configmaps)
+            w_cms = _with_cms(
+                _scoped_cms(cms, w.doc.path, w.namespace, w.pod_spec, w.doc.render), w.configmaps
+            )
             containers = _containers(w.pod_spec)
             # a pod's containers share their vLLM plans where every input is the same (stage.shared_plans)
             with _stage.shared_plans(w.pod_spec) if len(containers) > 1 else _NO_SHARING:
