@@ -136,3 +136,30 @@ def test_a_bucket_synced_to_the_served_path_is_read_by_its_name(tmp_path: Path) 
     )
     path.write_text(_pod(rsync.replace("rsync, -r", "cp, -r"), "/models/base"))
     assert _one(path).model is None  # type: ignore[attr-defined]
+
+
+def test_aibrix_download_puts_the_model_under_its_model_name(tmp_path: Path) -> None:
+    """AIBrix's downloader saves under ``--local-dir`` in a folder named ``--model-name``, else the URI's last
+    component for object storage and the whole ``ORG/NAME`` for a Hub id (aibrix v0.3.0
+    python/aibrix/aibrix/downloader/base.py ``BaseDownloader.download_model``: ``local_path / model_name_path``;
+    s3.py/tos.py ``infer_model_name``; huggingface.py ``_parse_model_name_from_uri`` returns the id)."""
+    path = tmp_path / "d.yaml"
+    named = "        command: [aibrix_download, --model-uri, 's3://b/Qwen2.5-7B/', --local-dir, /models/, --model-name, qwen]"
+    path.write_text(_pod(named, "/models/qwen"))
+    cr = _one(path)
+    assert cr.model is not None and cr.model.id == "Qwen/Qwen2.5-7B", cr.model_error  # type: ignore[attr-defined]
+    assert "downloads the model to /models/qwen from s3://b/Qwen2.5-7B" in (cr.model.assumption or "")  # type: ignore[attr-defined]
+    # the URI's own name is not where a --model-name download goes (the path itself may still name a model)
+    path.write_text(_pod(named, "/models/Qwen2.5-7B"))
+    assert not _downloaded(_one(path))
+    # a Hub id: saved under /models/ORG/NAME
+    hub = "        command: [aibrix_download, --model-uri, Qwen/Qwen2.5-7B, --local-dir, /models]"
+    path.write_text(_pod(hub, "/models/Qwen/Qwen2.5-7B"))
+    cr = _one(path)
+    assert cr.model is not None and cr.model.id == "Qwen/Qwen2.5-7B", cr.model_error  # type: ignore[attr-defined]
+
+
+def _downloaded(cr: object) -> bool:
+    """The model was read as an init container's download (its note says so)."""
+    model = getattr(cr, "model", None)
+    return model is not None and any("the init container" in n for n in model.notes)

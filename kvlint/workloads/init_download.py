@@ -128,8 +128,8 @@ def _expand(word: str, env: Mapping[str, str]) -> str | None:
 def _copies(text: str, python: str) -> list[tuple[str, str, bool]]:
     """``(source, destination, appends_name)`` of each copy the script or command ``text`` runs, and of each
     ``snapshot_download`` call in the words ``python`` (a ``python -c`` snippet, a shell script's heredoc):
-    ``appends_name`` when the tool puts the source's last component under the destination (AIBrix's downloader,
-    a recursive ``cp`` of a directory not ending in ``/``)."""
+    ``appends_name`` when the tool puts the source's last component under the destination (a recursive ``cp`` of a
+    directory not ending in ``/``)."""
     out: list[tuple[str, str, bool]] = []
     for m in _SNAPSHOT.finditer(python):
         args = m.group("args")
@@ -205,10 +205,27 @@ def _copy_of(toks: list[str]) -> list[tuple[str, str, bool]]:
         if hub and len(ops) == 2:
             return [(f"hf://{hub.group(1)}", ops[1], False)]
     if tool == "aibrix_download":
-        uri, local = _option(rest, "--model-uri"), _option(rest, "--local-dir")
-        if uri and local:
-            return [(uri, local, True)]
+        return _aibrix(rest)
     return []
+
+
+def _aibrix(args: list[str]) -> list[tuple[str, str, bool]]:
+    """The copy ``aibrix_download ARGS`` makes: AIBrix's downloader saves the model in ``--local-dir`` under a
+    folder named ``--model-name``, else the URI's last component for object storage (``s3://``, ``tos://``,
+    ``gs://``) and the ``ORG/NAME`` id itself for a Hub id (aibrix v0.3.0 python/aibrix/aibrix/downloader:
+    ``base.py`` ``BaseDownloader.download_model`` joins ``local_path`` and ``model_name``; ``s3.py``/``tos.py``
+    ``infer_model_name``, ``huggingface.py`` ``_parse_model_name_from_uri``). A Hub id is the model's exact id
+    (``hf://ORG/NAME``)."""
+    uri, local = _option(args, "--model-uri"), _option(args, "--local-dir")
+    if not uri or not local:
+        return []
+    uri = uri.strip()
+    hub = "://" not in uri and _HUB_REPO.match(uri.strip("/")) is not None
+    name = _option(args, "--model-name") or (uri.strip("/") if hub else uri.strip("/").split("/")[-1])
+    if not name or name.startswith("/"):
+        return []
+    source = f"hf://{uri.strip('/')}" if hub else uri
+    return [(source, posixpath.join(local, name), False)]
 
 
 def _option(toks: list[str], name: str) -> str | None:
