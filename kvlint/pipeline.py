@@ -972,11 +972,13 @@ def _resolve_ref(
     that container's own model argument: a path in it on a volume is looked up by the volume's own path too
     (:func:`_mounted_model`)."""
     try:
-        return (
-            _models.resolve_model(ref, revision=revision, **_model_sources(options, w.doc.path)),
-            None,
-            None,
-        )
+        spec = _models.resolve_model(ref, revision=revision, **_model_sources(options, w.doc.path))
+        if spec.assumption and _hub_downloaded(w, container):
+            # a path kvlint took to hold the model it is named after, which an init container fills from the Hub
+            # (kvlint.workloads.init_download): the download's id is the model, not the path's name (a quantized
+            # build under the base model's name)
+            spec = _stored_model(ref, revision, w, options) or spec
+        return spec, None, None
     except ModelUnavailable as exc:
         if container is not None and not reader_model_applies(w, container):
             # another container than the one the reader's model is for: its own path alone
@@ -991,6 +993,16 @@ def _resolve_ref(
         return None, str(exc) + hint, refusal
     except Exception as exc:  # malformed configs etc.
         return None, f"{ref}: {type(exc).__name__}: {exc}", None
+
+
+def _hub_downloaded(w: Workload, container: Any) -> bool:
+    """An init container of ``w`` downloads ``container``'s model from the Hub by its id
+    (:func:`_with_init_download`), which :func:`_stored_model` then resolves exactly."""
+    return (
+        bool(w.model_downloader)
+        and (w.model_storage or "").startswith("hf://")
+        and (container is None or reader_model_applies(w, container))
+    )
 
 
 def _model_sources(options: Options, manifest: str) -> dict[str, Any]:

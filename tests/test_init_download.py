@@ -157,9 +157,30 @@ def test_aibrix_download_puts_the_model_under_its_model_name(tmp_path: Path) -> 
     path.write_text(_pod(hub, "/models/Qwen/Qwen2.5-7B"))
     cr = _one(path)
     assert cr.model is not None and cr.model.id == "Qwen/Qwen2.5-7B", cr.model_error  # type: ignore[attr-defined]
+    assert not cr.model.assumption and _downloaded(cr)  # type: ignore[attr-defined]
 
 
 def _downloaded(cr: object) -> bool:
     """The model was read as an init container's download (its note says so)."""
     model = getattr(cr, "model", None)
     return model is not None and any("the init container" in n for n in model.notes)
+
+
+def test_a_hub_download_names_the_model_over_the_name_of_its_directory(tmp_path: Path) -> None:
+    """A directory named after one model that an init container fills with another from the Hub (the quantized
+    build under the base model's name): the download's id is what the engine loads; the directory's name is only
+    an assumption, which kvlint used before. The model of a path named after it, with no download, is still the
+    assumption."""
+    fetch = "        command: [hf, download, Qwen/Qwen2.5-7B-Instruct-AWQ, --local-dir, /models/Qwen2.5-7B-Instruct]"
+    path = tmp_path / "d.yaml"
+    path.write_text(_pod(fetch, "/models/Qwen2.5-7B-Instruct"))
+    cr = _one(path)
+    assert cr.model is not None and cr.model.id == "Qwen/Qwen2.5-7B-Instruct-AWQ", cr.model  # type: ignore[attr-defined]
+    assert "path named after the model" not in (cr.model.assumption or "") and _downloaded(cr)  # type: ignore[attr-defined]
+    # the download goes elsewhere: the served path's name is the (assumed) model
+    path.write_text(
+        _pod(fetch.replace("/models/Qwen2.5-7B-Instruct]", "/models/other]"), "/models/Qwen2.5-7B-Instruct")
+    )
+    cr = _one(path)
+    assert cr.model is not None and cr.model.id == "Qwen/Qwen2.5-7B-Instruct"  # type: ignore[attr-defined]
+    assert "path named after the model" in (cr.model.assumption or "") and not _downloaded(cr)  # type: ignore[attr-defined]
