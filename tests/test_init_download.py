@@ -184,3 +184,27 @@ def test_a_hub_download_names_the_model_over_the_name_of_its_directory(tmp_path:
     cr = _one(path)
     assert cr.model is not None and cr.model.id == "Qwen/Qwen2.5-7B-Instruct"  # type: ignore[attr-defined]
     assert "path named after the model" in (cr.model.assumption or "") and not _downloaded(cr)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        # fetched once into a volume kept between restarts
+        "if [ ! -f /models/base/config.json ]; then hf download Qwen/Qwen2.5-7B --local-dir /models/base; fi",
+        # a variable set for the command alone
+        "HF_HUB_ENABLE_HF_TRANSFER=1 huggingface-cli download Qwen/Qwen2.5-7B --local-dir /models/base",
+        # the output piped or redirected
+        "hf download Qwen/Qwen2.5-7B --local-dir /models/base 2>&1 | tail -3",
+        "gsutil -m rsync -r gs://b/Qwen2.5-7B /models/base > /dev/null",
+        "exec timeout 3600 hf download Qwen/Qwen2.5-7B --local-dir /models/base",
+    ],
+    ids=["if-then", "env-prefix", "pipe", "redirect", "exec-timeout"],
+)
+def test_a_download_in_a_shell_construct_is_read(tmp_path: Path, script: str) -> None:
+    """The download command as a script's line often has shell words around it; the command itself is read."""
+    init = f"        command: [sh, -c]\n        args: ['{script}']"
+    path = tmp_path / "d.yaml"
+    path.write_text(_pod(init, "/models/base"))
+    cr = _one(path)
+    assert cr.model is not None and cr.model.id == "Qwen/Qwen2.5-7B", cr.model_error  # type: ignore[attr-defined]
+    assert _downloaded(cr)

@@ -148,8 +148,37 @@ def _copies(text: str, python: str) -> list[tuple[str, str, bool]]:
             toks = shlex.split(line, comments=True)
         except ValueError:
             continue
-        out.extend(_copy_of(toks))
+        out.extend(_copy_of(_command_words(toks)))
     return out
+
+
+#: Shell words that may stand before a command on its line (``if ...; then CMD; fi``, ``exec CMD``).
+_LEADING = frozenset({"then", "else", "do", "if", "elif", "while", "until", "!", "{", "(", "exec", "time", "nohup",
+                      "command", "env"})  # fmt: skip
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+#: a word that ends the command's own words: a pipe, a background ``&``, a redirection (``>``, ``2>&1``, ``<f``)
+_END = re.compile(r"^(?:\||&|\d*[<>])")
+
+
+def _command_words(toks: list[str]) -> list[str]:
+    """The words of the command a script's line ``toks`` runs: without the shell words before it (``then``,
+    ``exec``, ``VAR=value`` assignments for it alone, ``timeout DURATION``), nor the pipes and redirections after
+    it."""
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        if t in _LEADING or _ASSIGNMENT.match(t):
+            i += 1
+        elif t == "timeout":  # timeout [OPTIONS] DURATION COMMAND
+            i += 1
+            while i < len(toks) and toks[i].startswith("-"):
+                i += 1
+            i += 1
+        else:
+            break
+    words = toks[i:]
+    end = next((k for k, w in enumerate(words) if _END.match(w)), len(words))
+    return words[:end]
 
 
 def _py_value(m: re.Match[str]) -> str:
