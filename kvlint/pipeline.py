@@ -583,7 +583,7 @@ def _with_init_download(
         or not w.pod_spec.get("initContainers")
     ):
         return w
-    got = init_download(w.pod_spec, str(serving.model.value), cms, w.namespace)
+    got = init_download(w.pod_spec, str(serving.model.value), cms, w.namespace, serving.container)
     if got is None:
         return w
     name = serving.container.get("name") if isinstance(serving.container, dict) else None

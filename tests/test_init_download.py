@@ -208,3 +208,27 @@ def test_a_download_in_a_shell_construct_is_read(tmp_path: Path, script: str) ->
     cr = _one(path)
     assert cr.model is not None and cr.model.id == "Qwen/Qwen2.5-7B", cr.model_error  # type: ignore[attr-defined]
     assert _downloaded(cr)
+
+
+def test_the_download_and_the_served_path_are_compared_on_the_volume(tmp_path: Path) -> None:
+    """The init container and the engine may mount one volume at different paths (each container's
+    ``volumeMounts``); a download to a path on no volume stays in the init container's own file system."""
+    fetch = "        command: [hf, download, Qwen/Qwen2.5-7B, --local-dir, /mnt/dl/base]"
+    path = tmp_path / "d.yaml"
+    text = _pod(fetch, "/models/base").replace(
+        "volumeMounts: [{name: m, mountPath: /models}]\n      containers",
+        "volumeMounts: [{name: m, mountPath: /mnt/dl}]\n      containers",
+    )
+    assert "mountPath: /mnt/dl" in text
+    path.write_text(text)
+    cr = _one(path)
+    assert cr.model is not None and cr.model.id == "Qwen/Qwen2.5-7B", cr.model_error  # type: ignore[attr-defined]
+    assert _downloaded(cr)
+    # the same path in the init container, on no volume: the engine's /models/base is not what it fetched
+    local = _pod(fetch.replace("/mnt/dl/base", "/models/base"), "/models/base").replace(
+        "volumeMounts: [{name: m, mountPath: /models}]\n      containers",
+        "volumeMounts: []\n      containers",
+    )
+    assert "volumeMounts: []" in local
+    path.write_text(local)
+    assert _one(path).model is None  # type: ignore[attr-defined]

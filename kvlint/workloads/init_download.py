@@ -52,21 +52,30 @@ def init_download(
     ref: str,
     configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
     namespace: str | None = None,
+    container: Any = None,
 ) -> tuple[str, str] | None:
     """``(location, who)`` for the engine's model path ``ref`` (absolute, inside the container) when an init
     container of ``pod_spec`` copies a model to a directory holding it: the copy's source with the part of
     ``ref`` below the destination added (an ``s3://``, ``gs://``, ``tos://`` URI, a Hub id as ``hf://ORG/NAME``),
     and ``the init container NAME`` for the note. None when no init container's words copy to ``ref``, or the
     source still holds a variable kvlint cannot resolve. ``configmaps`` and ``namespace`` resolve the init
-    container's env (:func:`kvlint.engines.command.container_env`). Never raises."""
+    container's env (:func:`kvlint.engines.command.container_env`). ``container``, the engine's container: ``ref``
+    and the copy's destination are compared where they lie on the pod's volumes (each through its own container's
+    ``volumeMounts``: an init container mounting the volume at ``/mnt/dl`` fills the engine's ``/models`` of the
+    same volume; one writing to a path on no volume fills only its own file system, which the engine never sees);
+    without it, as written. Never raises."""
     try:
-        return _init_download(pod_spec, ref, configmaps, namespace)
+        return _init_download(pod_spec, ref, configmaps, namespace, container)
     except (TypeError, AttributeError, ValueError, RecursionError):
         return None
 
 
 def _init_download(
-    pod_spec: Any, ref: str, configmaps: Mapping[tuple[str | None, str], LDict] | None, namespace: str | None
+    pod_spec: Any,
+    ref: str,
+    configmaps: Mapping[tuple[str | None, str], LDict] | None,
+    namespace: str | None,
+    container: Any,
 ) -> tuple[str, str] | None:
     if not isinstance(ref, str) or not ref.startswith("/") or not isinstance(pod_spec, Mapping):
         return None
@@ -76,6 +85,9 @@ def _init_download(
     from kvlint.engines.command import container_env
 
     target = posixpath.normpath(ref)
+    on_volume = _on_volume(target, container) if isinstance(container, Mapping) else None
+    if isinstance(container, Mapping) and on_volume is None:
+        return None  # the engine's path is on no volume: no init container writes there
     for init in inits[:MAX_INIT_CONTAINERS]:
         if not isinstance(init, Mapping):
             continue
@@ -90,10 +102,43 @@ def _init_download(
             src, dest = _expand(written_src, env), _expand(written_dest, env)
             if src is None or dest is None or not dest.startswith("/"):
                 continue
-            location = _location(src.rstrip("/"), posixpath.normpath(dest), target, appends_name)
+            dest, here = posixpath.normpath(dest), target
+            if on_volume is not None:
+                # both paths as they lie on the volume: the same one, mounted wherever each container mounts it
+                written = _on_volume(dest, init)
+                if written is None or written[0] != on_volume[0]:
+                    continue
+                dest, here = written[1], on_volume[1]
+            location = _location(src.rstrip("/"), dest, here, appends_name)
             if location is not None:
                 return location, f"the init container {init.get('name') or '(unnamed)'}"
     return None
+
+
+def _on_volume(path: str, container: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(volume name, absolute path inside the volume)`` of the absolute container path ``path``: through the
+    ``volumeMounts`` entry of ``container`` with the longest ``mountPath`` holding it, its ``subPath`` prepended;
+    None when no mount holds it, or the mount's ``subPathExpr`` is resolved only at run time."""
+    mounts = container.get("volumeMounts")
+    best: tuple[int, str, str] | None = None
+    for m in mounts if isinstance(mounts, list) else ():
+        if not isinstance(m, Mapping) or not isinstance(m.get("name"), str):
+            continue
+        mount = m.get("mountPath")
+        if not isinstance(mount, str) or not mount.startswith("/"):
+            continue
+        mount = posixpath.normpath(mount).rstrip("/")
+        if path != mount and not path.startswith(mount + "/"):
+            continue
+        if best is None or len(mount) > best[0]:
+            if m.get("subPathExpr"):
+                best = (len(mount), "", "")
+                continue
+            sub = m.get("subPath")
+            rest = path[len(mount) :].lstrip("/")
+            inside = posixpath.normpath(posixpath.join("/", sub if isinstance(sub, str) else "", rest))
+            best = (len(mount), m["name"], inside)
+    return (best[1], best[2]) if best is not None and best[1] else None
 
 
 def _strings(v: Any) -> list[str]:
