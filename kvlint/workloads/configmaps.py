@@ -201,7 +201,8 @@ AMBIGUOUS_FIX = (
 #: namespace follows), and what to do about it.
 OTHER_NAMESPACE = "is in namespace"
 OTHER_NAMESPACE_FIX = (
-    "put the ConfigMap in the pod's namespace (its metadata.namespace), or the workload in the ConfigMap's"
+    "put the ConfigMap in the pod's namespace (its metadata.namespace), or the workload in the ConfigMap's; or "
+    "pass the pod's namespace's own ConfigMap with the workload (kvlint check DEPLOYMENT.yaml CONFIGMAP.yaml)"
 )
 
 #: Files of a name's ConfigMaps listed when kvlint cannot tell which one a workload reads. [assumed] enough to
@@ -358,7 +359,9 @@ def _problem(
             more = f" (and {len(elsewhere) - 1} other)" if len(elsewhere) > 1 else ""
             return loc, (
                 f"{OTHER_NAMESPACE} {ns}{more}, not the pod's namespace {namespace}: the kubelet reads a pod's "
-                "ConfigMaps in its own namespace only, so the pod does not start (CreateContainerConfigError)"
+                f"ConfigMaps in its own namespace only, and none of namespace {namespace} is among the inputs "
+                "(where the cluster has none either, the pod does not start, CreateContainerConfigError, unless "
+                "the reference is optional)"
             )
         return None, "is not among the inputs"
     if isinstance(data, UnreadData):
