@@ -232,3 +232,17 @@ def test_the_download_and_the_served_path_are_compared_on_the_volume(tmp_path: P
     assert "volumeMounts: []" in local
     path.write_text(local)
     assert _one(path).model is None  # type: ignore[attr-defined]
+
+
+def test_the_script_of_sh_c_is_the_word_after_c_not_the_last(tmp_path: Path) -> None:
+    """``sh -c SCRIPT NAME ARG...``: the shell runs SCRIPT, the words after it are ``$0``, ``$1``... (POSIX sh
+    ``-c``); an init container with its script in ``command`` and words in ``args`` runs the script."""
+    init = (
+        "        command: [sh, -c, 'hf download Qwen/Qwen2.5-7B --local-dir /models/base', fetch]\n"
+        "        args: [extra]"
+    )
+    path = tmp_path / "d.yaml"
+    path.write_text(_pod(init, "/models/base"))
+    cr = _one(path)
+    assert cr.model is not None and cr.model.id == "Qwen/Qwen2.5-7B", cr.model_error  # type: ignore[attr-defined]
+    assert _downloaded(cr)

@@ -96,7 +96,8 @@ def _init_download(
             continue
         env, _locs = container_env(init, configmaps, namespace)
         # (a script's lines continued with a backslash are one command line)
-        text = (words[-1] if _is_shell(words) else shlex.join(words)).replace("\\\n", " ")
+        script = _shell_script(words)
+        text = (script if script is not None else shlex.join(words)).replace("\\\n", " ")
         # (a Python snippet is read in the words as written: a command line's quoting would hide its quotes)
         for written_src, written_dest, appends_name in _copies(text, "\n".join(words)):
             src, dest = _expand(written_src, env), _expand(written_dest, env)
@@ -145,13 +146,20 @@ def _strings(v: Any) -> list[str]:
     return [str(w) for w in v] if isinstance(v, list) else []
 
 
-def _is_shell(words: list[str]) -> bool:
-    """``sh -c SCRIPT`` (``bash``, ``/bin/sh``, with ``-c`` among the options): the script is the last word."""
-    return (
-        len(words) >= 3
-        and posixpath.basename(words[0]) in ("sh", "bash", "ash", "dash", "zsh")
-        and any(w.startswith("-") and "c" in w for w in words[1:-1])
-    )
+def _shell_script(words: list[str]) -> str | None:
+    """The script of ``sh -c SCRIPT [NAME ARG...]`` (``bash``, ``/bin/sh``; ``-c`` alone or in a cluster such as
+    ``-ec``): the first word after the options, the words after it being the script's ``$0``, ``$1``... (POSIX
+    ``sh -c``); None when ``words`` are not such a command."""
+    if not words or posixpath.basename(words[0]) not in ("sh", "bash", "ash", "dash", "zsh"):
+        return None
+    command = False
+    for i, w in enumerate(words[1:], start=1):
+        if w == "--":
+            return words[i + 1] if command and i + 1 < len(words) else None
+        if not w.startswith("-"):
+            return w if command else None
+        command = command or (not w.startswith("--") and "c" in w)
+    return None
 
 
 def _expand(word: str, env: Mapping[str, str]) -> str | None:
