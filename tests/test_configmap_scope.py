@@ -233,3 +233,23 @@ def test_each_kustomize_overlay_reads_the_configmap_it_builds(tmp_path: Path, jo
     # (both workloads are Deployment/llm of the base's deployment.yaml: the renders differ in their model only)
     got = sorted(str(getattr(c.serving.model, "value", None)) for c in result.containers)  # type: ignore[attr-defined]
     assert got == ["Qwen/Qwen2.5-7B-Instruct", "google/gemma-2b-it"]
+
+
+def test_a_configmap_of_an_enclosing_directory_is_nearer_than_one_of_a_sibling_application(
+    tmp_path: Path,
+) -> None:
+    """A repository's shared ConfigMap at its top and one application's own beside that application: another
+    application, with none of its own, is deployed with the shared one (applying its directory's parents applies
+    it), never with the sibling's, which the longest shared directory path alone chose (``k8s/apps`` is shared
+    with the sibling's directory, ``k8s`` only with the top's)."""
+    _write(
+        tmp_path,
+        {
+            "k8s/configmap.yaml": _configmap("Qwen/Qwen2.5-7B-Instruct"),
+            "k8s/apps/chat/deployment.yaml": _deployment("chat"),
+            "k8s/apps/code/deployment.yaml": _deployment("code"),
+            "k8s/apps/code/configmap.yaml": _configmap("facebook/opt-125m"),
+        },
+    )
+    result = run_check([str(tmp_path)], Options(allow_hub=False))
+    assert _models(result) == {"chat": "Qwen/Qwen2.5-7B-Instruct", "code": "facebook/opt-125m"}

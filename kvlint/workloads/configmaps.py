@@ -39,6 +39,8 @@ UNPARSED_FIX = (
 #: it belongs to: the chart or kustomization directory whose render it is (:attr:`kvlint.types.Document.render`),
 #: else its file.
 Site = tuple[str | None, str, LDict, str]
+#: :meth:`ConfigMaps.index`: the sites of a name by unit, under each directory prefix, and in each directory.
+_Index = tuple[dict[str, list[Site]], dict[tuple[str, ...], list[Site]], dict[tuple[str, ...], list[Site]]]
 
 
 class ConfigMaps(dict):  # type: ignore[type-arg]
@@ -53,10 +55,9 @@ class ConfigMaps(dict):  # type: ignore[type-arg]
         super().__init__(*args)
         self.sites: dict[str, list[Site]] = {}
         self._clash: frozenset[str] | None = None
-        # (name, the workload's namespace) -> (unit -> its sites, directory prefix -> the sites below it)
-        self._index: dict[
-            tuple[str, str | None], tuple[dict[str, list[Site]], dict[tuple[str, ...], list[Site]]]
-        ]
+        # (name, the workload's namespace) -> (unit -> its sites, directory prefix -> the sites below it,
+        # directory -> the sites in it)
+        self._index: dict[tuple[str, str | None], _Index]
         self._index = {}
 
     def add_site(
@@ -88,12 +89,10 @@ class ConfigMaps(dict):  # type: ignore[type-arg]
             self._clash = frozenset(names)
         return self._clash
 
-    def index(
-        self, name: str, namespace: str | None
-    ) -> tuple[dict[str, list[Site]], dict[tuple[str, ...], list[Site]]]:
+    def index(self, name: str, namespace: str | None) -> _Index:
         """The sites of ``name`` a workload of ``namespace`` may read (their namespace unset or the same; all of
-        them when none is, or the workload's is unset), by unit (:data:`Site`) and under each directory prefix (every
-        ancestor of a site's directory, as a tuple of components, lists it), built once per name and
+        them when none is, or the workload's is unset), by unit (:data:`Site`), under each directory prefix (every
+        ancestor of a site's directory, as a tuple of components, lists it) and in each directory, built once per name and
         namespace: a workload's nearest sites are found in as many steps as its own directory has components,
         not by comparing it with every site (1,500 files each defining one name, each read by a workload of
         its own: 2.25 million comparisons)."""
@@ -104,12 +103,14 @@ class ConfigMaps(dict):  # type: ignore[type-arg]
             allowed = [s for s in sites if s[0] is None or namespace is None or s[0] == namespace] or sites
             by_file: dict[str, list[Site]] = {}
             under: dict[tuple[str, ...], list[Site]] = {}
+            at_dir: dict[tuple[str, ...], list[Site]] = {}
             for site in allowed:
                 by_file.setdefault(site[3], []).append(site)
                 parts = tuple(posixpath.dirname(site[1]).split("/"))
+                at_dir.setdefault(parts, []).append(site)
                 for depth in range(len(parts) + 1):
                     under.setdefault(parts[:depth], []).append(site)
-            hit = self._index[key] = (by_file, under)
+            hit = self._index[key] = (by_file, under, at_dir)
         return hit
 
 
@@ -224,7 +225,9 @@ def scoped(
     container) that several files define with different ``data`` (:meth:`ConfigMaps.clashing`). Of those, the
     one the workload can be deployed with is the nearest: one of the workload's own render (what ``helm
     template`` or ``kustomize build`` prints is applied together; the overlays of one base render ConfigMaps
-    that all map back to the base's file), else of its own file when it is not rendered, else those of the
+    that all map back to the base's file), else of its own file when it is not rendered, else those of its own
+    directory, else of the nearest directory enclosing it (a repository's shared ConfigMap, which applying any
+    directory above the workload's applies with it, rather than a sibling application's), else those of the
     files whose directory shares the most of the workload's (a chart's templates, a kustomization's
     resources, an application's directory), among those whose namespace the workload's allows (either unset,
     or both the same; all of them when none does). When the nearest are in more than one file and differ, no
@@ -253,14 +256,20 @@ def scoped(
 def _nearest(cms: ConfigMaps, name: str, path: str, namespace: str | None, unit: str) -> list[Site] | str:
     """The ConfigMaps ``name`` a workload of the file ``path``, ``namespace`` and ``unit`` (:data:`Site`) is read
     against (see :func:`scoped`), or why there is none to read (a phrase following ``ConfigMap NAME``)."""
-    by_unit, under = cms.index(name, namespace)
+    by_unit, under, at_dir = cms.index(name, namespace)
     near = by_unit.get(unit)
-    if not near:
-        parts = tuple(posixpath.dirname(path).split("/"))
-        for depth in range(len(parts), -1, -1):
-            near = under.get(parts[:depth])
-            if near:
-                break
+    parts = tuple(posixpath.dirname(path).split("/"))
+    # the workload's own directory, else the nearest directory enclosing it (a repository's shared ConfigMap,
+    # which applying any directory above the workload's applies with it) ...
+    for depth in range(len(parts), -1, -1):
+        if near:
+            break
+        near = at_dir.get(parts[:depth])
+    # ... else the sites that share the most of the workload's directory (another application's, beside it)
+    for depth in range(len(parts), -1, -1):
+        if near:
+            break
+        near = under.get(parts[:depth])
     if not near:
         return []
     files = list(dict.fromkeys(u for *_f, u in near))
