@@ -246,3 +246,16 @@ def test_the_script_of_sh_c_is_the_word_after_c_not_the_last(tmp_path: Path) -> 
     cr = _one(path)
     assert cr.model is not None and cr.model.id == "Qwen/Qwen2.5-7B", cr.model_error  # type: ignore[attr-defined]
     assert _downloaded(cr)
+
+
+def test_an_option_value_before_the_repository_is_not_read_as_it(tmp_path: Path) -> None:
+    """``huggingface-cli download --local-dir-use-symlinks False ORG/NAME``: ``False`` is the option's value
+    (huggingface_hub ``commands/download.py`` in the releases that have it), the repository is the next word."""
+    init = (
+        "        command: [huggingface-cli, download, --local-dir-use-symlinks, 'False', Qwen/Qwen2.5-7B, "
+        "--local-dir, /models/base]"
+    )
+    path = tmp_path / "d.yaml"
+    path.write_text(_pod(init, "/models/base"))
+    cr = _one(path)
+    assert cr.model is not None and cr.model.id == "Qwen/Qwen2.5-7B", cr.model_error  # type: ignore[attr-defined]

@@ -276,8 +276,11 @@ def _copy_of(toks: list[str]) -> list[tuple[str, str, bool]]:
                 appends = sub[0] == "cp" and not src.endswith("/") and not src.endswith("*")
                 return [(src.rstrip("*"), ops[1], appends)]
     if tool in ("huggingface-cli", "hf") and rest[:1] == ["download"]:
+        # (the options that take a value, huggingface_hub commands/download.py; --local-dir-use-symlinks
+        # {auto,True,False} in the releases that have it)
         ops = _operands(rest[1:], frozenset({"--local-dir", "--revision", "--cache-dir", "--token", "--repo-type",
-                                             "--include", "--exclude", "--max-workers"}))  # fmt: skip
+                                             "--include", "--exclude", "--max-workers",
+                                             "--local-dir-use-symlinks"}))  # fmt: skip
         dest = _option(rest, "--local-dir")
         if ops and _HUB_REPO.match(ops[0]) and dest:
             return [(f"hf://{ops[0]}", dest, False)]
