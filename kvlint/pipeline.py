@@ -1053,20 +1053,27 @@ def _stored_model(ref: str, revision: str | None, w: Workload, options: Options)
         "Kthena's model downloader" if w.doc.kind == "ModelBooster" else "KServe's storage initializer"
     )
     if location.startswith("hf://"):
-        # an init container's download from the Hub names the model exactly
-        return _hub_download(location[len("hf://") :], ref, revision, downloader, w, options)
+        # an init container's download from the Hub names the model exactly, at the revision it downloads (the
+        # engine's own --revision does not apply to the directory it is given)
+        return _hub_download(location[len("hf://") :], ref, downloader, w, options)
     return resolve_stored_model(
         location, ref, revision=revision, downloader=downloader, **_model_sources(options, w.doc.path)
     )
 
 
 def _hub_download(
-    hub_id: str, ref: str, revision: str | None, downloader: str, w: Workload, options: Options
+    location: str, ref: str, downloader: str, w: Workload, options: Options
 ) -> ModelSpec | None:
-    """The model ``hub_id`` that ``downloader`` (an init container) downloads from the Hub to the engine's path
-    ``ref``, with a note saying so; None when kvlint cannot resolve it either."""
+    """The model ``location`` (``ORG/NAME`` or ``ORG/NAME@REVISION``, :func:`kvlint.workloads.init_download.
+    init_download`) that ``downloader`` (an init container) downloads from the Hub to the engine's path ``ref``,
+    with a note saying so; None when kvlint cannot resolve it either. The revision is the download's: the engine
+    given a directory loads what is in it (transformers reads a local directory as it is, whatever its
+    ``revision``)."""
+    hub_id, _, revision = location.partition("@")
+    if "/" in revision:  # a directory below the download's: ORG/NAME/DIR, which is no Hub id
+        hub_id, revision = f"{hub_id}/{revision.split('/', 1)[1]}", revision.split("/", 1)[0]
     try:
-        spec = _models.resolve_model(hub_id, revision=revision, **_model_sources(options, w.doc.path))
+        spec = _models.resolve_model(hub_id, revision=revision or None, **_model_sources(options, w.doc.path))
     except ModelUnavailable:
         return None
     note = f"{downloader} downloads {hub_id} from the Hugging Face Hub to {ref}, the path the engine serves"

@@ -259,3 +259,31 @@ def test_an_option_value_before_the_repository_is_not_read_as_it(tmp_path: Path)
     path.write_text(_pod(init, "/models/base"))
     cr = _one(path)
     assert cr.model is not None and cr.model.id == "Qwen/Qwen2.5-7B", cr.model_error  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "init",
+    [
+        "        command: [hf, download, Qwen/Qwen2.5-7B, --revision, abc123, --local-dir, /models/base]",
+        "        command: [git, clone, --branch, abc123, 'https://huggingface.co/Qwen/Qwen2.5-7B', /models/base]",
+        """        command:
+        - python
+        - -c
+        - |
+          from huggingface_hub import snapshot_download
+          snapshot_download(repo_id="Qwen/Qwen2.5-7B", revision="abc123", local_dir="/models/base")""",
+    ],
+    ids=["cli", "git", "python"],
+)
+def test_the_revision_is_the_downloads_not_the_engines(tmp_path: Path, init: str) -> None:
+    """The engine given a directory loads what is in it: its own ``--revision`` applies to a Hub id, not to a local
+    path (transformers reads a local directory as it is); the revision the init container downloads is the
+    model's."""
+    path = tmp_path / "d.yaml"
+    path.write_text(
+        _pod(init, "/models/base").replace("serve, /models/base]", "serve, /models/base, --revision, zzz999]")
+    )
+    cr = _one(path)
+    assert cr.model is not None and cr.model.id == "Qwen/Qwen2.5-7B", cr.model_error  # type: ignore[attr-defined]
+    notes = " ".join(cr.model.notes)  # type: ignore[attr-defined]
+    assert "revision abc123" in notes and "zzz999" not in notes, notes

@@ -42,7 +42,7 @@ _PY_VALUE = (
     r"(?:(?P<q1>['\"])(?P<v>[^'\"]*)(?P=q1)"
     r"|os\.(?:environ\s*\[|environ\.get\s*\(|getenv\s*\()\s*(?P<q2>['\"])(?P<env>[A-Za-z_][A-Za-z0-9_]*)(?P=q2))"
 )
-_KWARG = re.compile(r"\b(repo_id|local_dir)\s*=\s*" + _PY_VALUE)
+_KWARG = re.compile(r"\b(repo_id|local_dir|revision)\s*=\s*" + _PY_VALUE)
 #: the repository given as the first, positional, argument: ``snapshot_download("ORG/NAME", ...)``
 _FIRST = re.compile(r"\s*" + _PY_VALUE)
 
@@ -56,7 +56,8 @@ def init_download(
 ) -> tuple[str, str] | None:
     """``(location, who)`` for the engine's model path ``ref`` (absolute, inside the container) when an init
     container of ``pod_spec`` copies a model to a directory holding it: the copy's source with the part of
-    ``ref`` below the destination added (an ``s3://``, ``gs://``, ``tos://`` URI, a Hub id as ``hf://ORG/NAME``),
+    ``ref`` below the destination added (an ``s3://``, ``gs://``, ``tos://`` URI, a Hub id as ``hf://ORG/NAME``, or
+    ``hf://ORG/NAME@REVISION`` for a revision the download names),
     and ``the init container NAME`` for the note. None when no init container's words copy to ``ref``, or the
     source still holds a variable kvlint cannot resolve. ``configmaps`` and ``namespace`` resolve the init
     container's env (:func:`kvlint.engines.command.container_env`). ``container``, the engine's container: ``ref``
@@ -195,7 +196,7 @@ def _copies(text: str, python: str) -> list[tuple[str, str, bool]]:
         ):
             kw["repo_id"] = _py_value(first)
         if kw.get("repo_id") and kw.get("local_dir"):
-            out.append((f"hf://{kw['repo_id']}", kw["local_dir"], False))
+            out.append((_hub(kw["repo_id"], kw.get("revision")), kw["local_dir"], False))
     for line in re.split(r"[;\n]|&&|\|\|", text):
         try:
             toks = shlex.split(line, comments=True)
@@ -232,6 +233,12 @@ def _command_words(toks: list[str]) -> list[str]:
     words = toks[i:]
     end = next((k for k, w in enumerate(words) if _END.match(w)), len(words))
     return words[:end]
+
+
+def _hub(repo: str, revision: str | None) -> str:
+    """The location of a download of the Hub repository ``repo`` at ``revision`` (a branch, tag or commit; None:
+    the default branch): ``hf://ORG/NAME`` or ``hf://ORG/NAME@REVISION``."""
+    return f"hf://{repo}@{revision}" if revision else f"hf://{repo}"
 
 
 def _py_value(m: re.Match[str]) -> str:
@@ -283,12 +290,12 @@ def _copy_of(toks: list[str]) -> list[tuple[str, str, bool]]:
                                              "--local-dir-use-symlinks"}))  # fmt: skip
         dest = _option(rest, "--local-dir")
         if ops and _HUB_REPO.match(ops[0]) and dest:
-            return [(f"hf://{ops[0]}", dest, False)]
+            return [(_hub(ops[0], _option(rest, "--revision")), dest, False)]
     if tool == "git" and rest[:1] == ["clone"]:
         ops = _operands(rest[1:], frozenset({"--branch", "-b", "--depth", "--config", "-c"}))
         hub = _HUB_URL.match(ops[0]) if ops else None
         if hub and len(ops) == 2:
-            return [(f"hf://{hub.group(1)}", ops[1], False)]
+            return [(_hub(hub.group(1), _option(rest, "--branch") or _option(rest, "-b")), ops[1], False)]
     if tool == "aibrix_download":
         return _aibrix(rest)
     return []
