@@ -233,7 +233,9 @@ def _analyse_workloads(
         try:
             # the ConfigMaps a chart renders beside a workload built from its values (production-stack configs)
             # of a name several files define, the ConfigMap the workload is deployed with (configmaps.scoped)
-            w_cms = _with_cms(_scoped_cms(cms, w.doc.path, w.namespace, w.pod_spec), w.configmaps)
+            w_cms = _with_cms(
+                _scoped_cms(cms, w.doc.path, w.namespace, w.pod_spec, w.doc.render), w.configmaps
+            )
             containers = _containers(w.pod_spec)
             # a pod's containers share their vLLM plans where every input is the same (stage.shared_plans)
             with _stage.shared_plans(w.pod_spec) if len(containers) > 1 else _NO_SHARING:
@@ -590,7 +592,7 @@ def _with_init_download(
         or not w.pod_spec.get("initContainers")
     ):
         return w
-    got = init_download(w.pod_spec, str(serving.model.value), cms, w.namespace)
+    got = init_download(w.pod_spec, str(serving.model.value), cms, w.namespace, serving.container)
     if got is None:
         return w
     name = serving.container.get("name") if isinstance(serving.container, dict) else None
@@ -979,11 +981,13 @@ def _resolve_ref(
     that container's own model argument: a path in it on a volume is looked up by the volume's own path too
     (:func:`_mounted_model`)."""
     try:
-        return (
-            _models.resolve_model(ref, revision=revision, **_model_sources(options, w.doc.path)),
-            None,
-            None,
-        )
+        spec = _models.resolve_model(ref, revision=revision, **_model_sources(options, w.doc.path))
+        if spec.assumption and _hub_downloaded(w, container):
+            # a path kvlint took to hold the model it is named after, which an init container fills from the Hub
+            # (kvlint.workloads.init_download): the download's id is the model, not the path's name (a quantized
+            # build under the base model's name)
+            spec = _stored_model(ref, revision, w, options) or spec
+        return spec, None, None
     except ModelUnavailable as exc:
         if container is not None and not reader_model_applies(w, container):
             # another container than the one the reader's model is for: its own path alone
@@ -998,6 +1002,16 @@ def _resolve_ref(
         return None, str(exc) + hint, refusal
     except Exception as exc:  # malformed configs etc.
         return None, f"{ref}: {type(exc).__name__}: {exc}", None
+
+
+def _hub_downloaded(w: Workload, container: Any) -> bool:
+    """An init container of ``w`` downloads ``container``'s model from the Hub by its id
+    (:func:`_with_init_download`), which :func:`_stored_model` then resolves exactly."""
+    return (
+        bool(w.model_downloader)
+        and (w.model_storage or "").startswith("hf://")
+        and (container is None or reader_model_applies(w, container))
+    )
 
 
 def _model_sources(options: Options, manifest: str) -> dict[str, Any]:
@@ -1048,20 +1062,27 @@ def _stored_model(ref: str, revision: str | None, w: Workload, options: Options)
         "Kthena's model downloader" if w.doc.kind == "ModelBooster" else "KServe's storage initializer"
     )
     if location.startswith("hf://"):
-        # an init container's download from the Hub names the model exactly
-        return _hub_download(location[len("hf://") :], ref, revision, downloader, w, options)
+        # an init container's download from the Hub names the model exactly, at the revision it downloads (the
+        # engine's own --revision does not apply to the directory it is given)
+        return _hub_download(location[len("hf://") :], ref, downloader, w, options)
     return resolve_stored_model(
         location, ref, revision=revision, downloader=downloader, **_model_sources(options, w.doc.path)
     )
 
 
 def _hub_download(
-    hub_id: str, ref: str, revision: str | None, downloader: str, w: Workload, options: Options
+    location: str, ref: str, downloader: str, w: Workload, options: Options
 ) -> ModelSpec | None:
-    """The model ``hub_id`` that ``downloader`` (an init container) downloads from the Hub to the engine's path
-    ``ref``, with a note saying so; None when kvlint cannot resolve it either."""
+    """The model ``location`` (``ORG/NAME`` or ``ORG/NAME@REVISION``, :func:`kvlint.workloads.init_download.
+    init_download`) that ``downloader`` (an init container) downloads from the Hub to the engine's path ``ref``,
+    with a note saying so; None when kvlint cannot resolve it either. The revision is the download's: the engine
+    given a directory loads what is in it (transformers reads a local directory as it is, whatever its
+    ``revision``)."""
+    hub_id, _, revision = location.partition("@")
+    if "/" in revision:  # a directory below the download's: ORG/NAME/DIR, which is no Hub id
+        hub_id, revision = f"{hub_id}/{revision.split('/', 1)[1]}", revision.split("/", 1)[0]
     try:
-        spec = _models.resolve_model(hub_id, revision=revision, **_model_sources(options, w.doc.path))
+        spec = _models.resolve_model(hub_id, revision=revision or None, **_model_sources(options, w.doc.path))
     except ModelUnavailable:
         return None
     note = f"{downloader} downloads {hub_id} from the Hugging Face Hub to {ref}, the path the engine serves"

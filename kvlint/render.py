@@ -269,16 +269,27 @@ def _render_inputs(
             note = values_note(chart)
             if note is not None and not any(f.rule == "KV001" for f in loaded.findings):
                 loaded.findings.append(note)
-        yield loaded
+        yield _rendered_by(loaded, chart)
     for kdir in kustomizations:
         walked = isinstance(kdir, WalkedDir)
         timeout = walk_timeout() if walked else float(RENDER_TIMEOUT_S)
         if isinstance(timeout, str):
             yield walk_budget_finding(kdir, "kustomize", timeout, max_bytes)
             continue
-        yield render_kustomize(
-            kdir, max_bytes=max_bytes, timeout=timeout, sizes=spent.sizes if walked else None
+        yield _rendered_by(
+            render_kustomize(
+                kdir, max_bytes=max_bytes, timeout=timeout, sizes=spent.sizes if walked else None
+            ),
+            str(kdir),
         )
+
+
+def _rendered_by(loaded: LoadResult, directory: str) -> LoadResult:
+    """``loaded``, a render of the chart or kustomization ``directory``, with each document's
+    :attr:`Document.render` set to it (in place): the objects one render prints are applied together, which the
+    paths they map back to do not say (every overlay of a base maps its objects to the base's files)."""
+    loaded.documents[:] = [dataclasses.replace(d, render=str(directory)) for d in loaded.documents]
+    return loaded
 
 
 #: Most wall-clock seconds the charts and overlays met in the directory walks of one run (:func:`plan_walk`) render

@@ -50,6 +50,10 @@ class Document:
     index: int
     data: Any
     loc: Loc
+    #: the chart or kustomization directory whose ``helm template`` or ``kustomize build`` output the document is
+    #: (:func:`kvlint.render.render_inputs`), whose objects are applied together; None for a document read from
+    #: a file as it is (``path`` is then where it is, and for a rendered one the source file it maps back to)
+    render: str | None = None
 
     @cached_property
     def kind(self) -> str:

@@ -9,6 +9,7 @@ k8s-dev do in fixtures/collected)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -187,8 +188,68 @@ def test_a_configmap_of_another_namespace_is_not_read_and_the_finding_says_where
     (kv502,) = [d for d in result.diagnostics if d.rule == "KV502"]
     assert "ConfigMap vllm-config (" in kv502.message
     assert "is in namespace models, not the pod's namespace serving" in kv502.message
+    # kvlint sees the inputs, not the cluster: the pod's namespace may hold its own, and an optional reference
+    # starts the pod without one, so the finding says what it knows
+    assert "none of namespace serving is among the inputs" in kv502.message
+    assert "so the pod does not start" not in kv502.message
     assert kv502.fix.startswith("put the ConfigMap in the pod's namespace")
     (tmp_path / "app" / "deployment.yaml").write_text(_deployment("svc"))
     assert _models(run_check([str(tmp_path)], Options(allow_hub=False))) == {
         "svc": "Qwen/Qwen2.5-7B-Instruct"
     }
+
+
+KUSTOMIZE = shutil.which("kubectl") is not None or shutil.which("kustomize") is not None
+
+
+@pytest.mark.skipif(not KUSTOMIZE, reason="neither kustomize nor kubectl is installed")
+@pytest.mark.parametrize("jobs", [0, 1])
+def test_each_kustomize_overlay_reads_the_configmap_it_builds(tmp_path: Path, jobs: int) -> None:
+    """A base with its ConfigMap and two overlays that each change the model, one with a patch and one with a
+    ``configMapGenerator`` of ``behavior: replace`` (no ``namespace:`` nor ``namePrefix:``, as overlays of one
+    application for different clusters have): each
+    overlay's render holds its own Deployment and ConfigMap (``kubectl kustomize overlays/dev`` prints both), so
+    its workload reads the model of its own render, not the one of whichever overlay the walk rendered last.
+    Both renders' ConfigMaps map back to the base's configmap.yaml, so the file alone cannot tell them apart."""
+    _write(
+        tmp_path,
+        {
+            "base/deployment.yaml": _deployment("llm"),
+            "base/configmap.yaml": _configmap("facebook/opt-125m"),
+            "base/kustomization.yaml": "resources:\n- deployment.yaml\n- configmap.yaml\n",
+            "overlays/prod/kustomization.yaml": "resources:\n- ../../base\npatches:\n- path: cm.yaml\n",
+            "overlays/prod/cm.yaml": _configmap("Qwen/Qwen2.5-7B-Instruct"),
+            "overlays/dev/kustomization.yaml": (
+                "resources:\n- ../../base\nconfigMapGenerator:\n- name: vllm-config\n"
+                "  behavior: replace\n  literals:\n  - model_id=google/gemma-2b-it\n"
+            ),
+        },
+    )
+    options = Options(allow_hub=False)
+    if jobs:
+        result = run_paths([str(tmp_path)], options, no_config=True, jobs=jobs).result
+    else:
+        result = run_check([str(tmp_path)], options)
+    # (both workloads are Deployment/llm of the base's deployment.yaml: the renders differ in their model only)
+    got = sorted(str(getattr(c.serving.model, "value", None)) for c in result.containers)  # type: ignore[attr-defined]
+    assert got == ["Qwen/Qwen2.5-7B-Instruct", "google/gemma-2b-it"]
+
+
+def test_a_configmap_of_an_enclosing_directory_is_nearer_than_one_of_a_sibling_application(
+    tmp_path: Path,
+) -> None:
+    """A repository's shared ConfigMap at its top and one application's own beside that application: another
+    application, with none of its own, is deployed with the shared one (applying its directory's parents applies
+    it), never with the sibling's, which the longest shared directory path alone chose (``k8s/apps`` is shared
+    with the sibling's directory, ``k8s`` only with the top's)."""
+    _write(
+        tmp_path,
+        {
+            "k8s/configmap.yaml": _configmap("Qwen/Qwen2.5-7B-Instruct"),
+            "k8s/apps/chat/deployment.yaml": _deployment("chat"),
+            "k8s/apps/code/deployment.yaml": _deployment("code"),
+            "k8s/apps/code/configmap.yaml": _configmap("facebook/opt-125m"),
+        },
+    )
+    result = run_check([str(tmp_path)], Options(allow_hub=False))
+    assert _models(result) == {"chat": "Qwen/Qwen2.5-7B-Instruct", "code": "facebook/opt-125m"}

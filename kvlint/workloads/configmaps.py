@@ -35,13 +35,18 @@ UNPARSED_FIX = (
 )
 
 
-Site = tuple[str | None, str, LDict]
+#: A ConfigMap document of a name: ``(namespace, file, data, unit)``, ``unit`` the set of documents deployed together
+#: it belongs to: the chart or kustomization directory whose render it is (:attr:`kvlint.types.Document.render`),
+#: else its file.
+Site = tuple[str | None, str, LDict, str]
+#: :meth:`ConfigMaps.index`: the sites of a name by unit, under each directory prefix, and in each directory.
+_Index = tuple[dict[str, list[Site]], dict[tuple[str, ...], list[Site]], dict[tuple[str, ...], list[Site]]]
 
 
 class ConfigMaps(dict):  # type: ignore[type-arg]
     """The ConfigMaps of a run, ``(namespace, name) -> data`` as :func:`configmaps` describes (a later one of a
     key replacing an earlier one), and ``sites``: for each name, every ConfigMap document of that name as
-    ``(namespace, file, data)`` in input order, so that a workload can be read against the one beside it
+    ``(namespace, file, data, unit)`` (:data:`Site`) in input order, so that a workload can be read against the one beside it
     (:func:`scoped`) when several files of a directory run define one name."""
 
     __slots__ = ("sites", "_clash", "_index")
@@ -50,15 +55,18 @@ class ConfigMaps(dict):  # type: ignore[type-arg]
         super().__init__(*args)
         self.sites: dict[str, list[Site]] = {}
         self._clash: frozenset[str] | None = None
-        # (name, the workload's namespace) -> (file -> its sites, directory prefix -> the sites below it)
-        self._index: dict[
-            tuple[str, str | None], tuple[dict[str, list[Site]], dict[tuple[str, ...], list[Site]]]
-        ]
+        # (name, the workload's namespace) -> (unit -> its sites, directory prefix -> the sites below it,
+        # directory -> the sites in it)
+        self._index: dict[tuple[str, str | None], _Index]
         self._index = {}
 
-    def add_site(self, namespace: str | None, name: str, path: str, data: LDict) -> None:
-        """Record the ConfigMap ``name`` of ``namespace`` written in the file ``path`` with ``data``."""
-        self.sites.setdefault(name, []).append((namespace, path, data))
+    def add_site(
+        self, namespace: str | None, name: str, path: str, data: LDict, render: str | None = None
+    ) -> None:
+        """Record the ConfigMap ``name`` of ``namespace`` written in the file ``path`` with ``data``; ``render``:
+        the chart or kustomization directory whose render it is (:attr:`kvlint.types.Document.render`), None
+        for a file read as it is."""
+        self.sites.setdefault(name, []).append((namespace, path, data, render or path))
         self._clash = None
         self._index.clear()
 
@@ -67,26 +75,24 @@ class ConfigMaps(dict):  # type: ignore[type-arg]
         streaming run's context pass gathers a run's ConfigMaps file by file."""
         self.update(other)
         for name, more in getattr(other, "sites", {}).items():
-            for namespace, path, data in more:
-                self.add_site(namespace, name, path, data)
+            for namespace, path, data, unit in more:
+                self.add_site(namespace, name, path, data, unit)
 
     def clashing(self) -> frozenset[str]:
-        """The names defined in more than one file with different ``data`` (computed once, again after a
-        site is added)."""
+        """The names defined in more than one unit (file, or render of a chart or kustomization) with different
+        ``data`` (computed once, again after a site is added)."""
         if self._clash is None:
             names = set()
             for name, sites in self.sites.items():
-                if len({p for _n, p, _d in sites}) > 1 and any(d != sites[0][2] for _n, _p, d in sites):
+                if len({u for *_f, u in sites}) > 1 and any(s[2] != sites[0][2] for s in sites):
                     names.add(name)
             self._clash = frozenset(names)
         return self._clash
 
-    def index(
-        self, name: str, namespace: str | None
-    ) -> tuple[dict[str, list[Site]], dict[tuple[str, ...], list[Site]]]:
+    def index(self, name: str, namespace: str | None) -> _Index:
         """The sites of ``name`` a workload of ``namespace`` may read (their namespace unset or the same; all of
-        them when none is, or the workload's is unset), by file and under each directory prefix (every
-        ancestor of a site's directory, as a tuple of components, lists it), built once per name and
+        them when none is, or the workload's is unset), by unit (:data:`Site`), under each directory prefix (every
+        ancestor of a site's directory, as a tuple of components, lists it) and in each directory, built once per name and
         namespace: a workload's nearest sites are found in as many steps as its own directory has components,
         not by comparing it with every site (1,500 files each defining one name, each read by a workload of
         its own: 2.25 million comparisons)."""
@@ -97,12 +103,14 @@ class ConfigMaps(dict):  # type: ignore[type-arg]
             allowed = [s for s in sites if s[0] is None or namespace is None or s[0] == namespace] or sites
             by_file: dict[str, list[Site]] = {}
             under: dict[tuple[str, ...], list[Site]] = {}
+            at_dir: dict[tuple[str, ...], list[Site]] = {}
             for site in allowed:
-                by_file.setdefault(site[1], []).append(site)
+                by_file.setdefault(site[3], []).append(site)
                 parts = tuple(posixpath.dirname(site[1]).split("/"))
+                at_dir.setdefault(parts, []).append(site)
                 for depth in range(len(parts) + 1):
                     under.setdefault(parts[:depth], []).append(site)
-            hit = self._index[key] = (by_file, under)
+            hit = self._index[key] = (by_file, under, at_dir)
         return hit
 
 
@@ -177,7 +185,7 @@ def configmaps(docs: Sequence[Document], unparsed: Sequence[tuple[str | None, st
         if not isinstance(data, LDict):
             data = LDict(data, loc=doc.loc)
         out[(doc.namespace, name)] = data
-        out.add_site(doc.namespace, name, doc.path, data)
+        out.add_site(doc.namespace, name, doc.path, data, doc.render)
     add_unparsed(out, unparsed)
     return out
 
@@ -194,7 +202,8 @@ AMBIGUOUS_FIX = (
 #: namespace follows), and what to do about it.
 OTHER_NAMESPACE = "is in namespace"
 OTHER_NAMESPACE_FIX = (
-    "put the ConfigMap in the pod's namespace (its metadata.namespace), or the workload in the ConfigMap's"
+    "put the ConfigMap in the pod's namespace (its metadata.namespace), or the workload in the ConfigMap's; or "
+    "pass the pod's namespace's own ConfigMap with the workload (kvlint check DEPLOYMENT.yaml CONFIGMAP.yaml)"
 )
 
 #: Files of a name's ConfigMaps listed when kvlint cannot tell which one a workload reads. [assumed] enough to
@@ -203,13 +212,22 @@ _SITES_SHOWN = 4
 
 
 def scoped(
-    cms: dict[tuple[str | None, str], LDict], path: str, namespace: str | None, pod_spec: Any
+    cms: dict[tuple[str | None, str], LDict],
+    path: str,
+    namespace: str | None,
+    pod_spec: Any,
+    render: str | None = None,
 ) -> dict[tuple[str | None, str], LDict]:
-    """The ConfigMaps a workload written in the file ``path`` (its ``namespace``, its PodSpec ``pod_spec``) is
+    """The ConfigMaps a workload written in the file ``path`` (its ``namespace``, its PodSpec ``pod_spec``; the
+    chart or kustomization directory whose render it is, ``render``, :attr:`kvlint.types.Document.render`) is
     read against: ``cms`` itself, except for a name the pod refers to (a ``configMap`` volume or projected
     source, an ``envFrom`` ``configMapRef``, an ``env`` ``configMapKeyRef``, of any container or init
     container) that several files define with different ``data`` (:meth:`ConfigMaps.clashing`). Of those, the
-    one the workload can be deployed with is the nearest: one in the workload's own file, else those of the
+    one the workload can be deployed with is the nearest: one of the workload's own render (what ``helm
+    template`` or ``kustomize build`` prints is applied together; the overlays of one base render ConfigMaps
+    that all map back to the base's file), else of its own file when it is not rendered, else those of its own
+    directory, else of the nearest directory enclosing it (a repository's shared ConfigMap, which applying any
+    directory above the workload's applies with it, rather than a sibling application's), else those of the
     files whose directory shares the most of the workload's (a chart's templates, a kustomization's
     resources, an application's directory), among those whose namespace the workload's allows (either unset,
     or both the same; all of them when none does). When the nearest are in more than one file and differ, no
@@ -226,32 +244,38 @@ def scoped(
         return cms
     out = Scoped(cms, frozenset(names))
     for name in names:
-        chosen = _nearest(cms, name, path, namespace)
+        chosen = _nearest(cms, name, path, namespace, render or path)
         if isinstance(chosen, str):
             out[(namespace, name)] = UnreadData(chosen, None)
         else:
-            for ns, _p, data in chosen:
+            for ns, _p, data, _u in chosen:
                 out[(ns, name)] = data
     return out
 
 
-def _nearest(cms: ConfigMaps, name: str, path: str, namespace: str | None) -> list[Site] | str:
-    """The ConfigMaps ``name`` a workload of the file ``path`` and ``namespace`` is read against (see
-    :func:`scoped`), or why there is none to read (a phrase following ``ConfigMap NAME``)."""
-    by_file, under = cms.index(name, namespace)
-    near = by_file.get(path)
-    if not near:
-        parts = tuple(posixpath.dirname(path).split("/"))
-        for depth in range(len(parts), -1, -1):
-            near = under.get(parts[:depth])
-            if near:
-                break
+def _nearest(cms: ConfigMaps, name: str, path: str, namespace: str | None, unit: str) -> list[Site] | str:
+    """The ConfigMaps ``name`` a workload of the file ``path``, ``namespace`` and ``unit`` (:data:`Site`) is read
+    against (see :func:`scoped`), or why there is none to read (a phrase following ``ConfigMap NAME``)."""
+    by_unit, under, at_dir = cms.index(name, namespace)
+    near = by_unit.get(unit)
+    parts = tuple(posixpath.dirname(path).split("/"))
+    # the workload's own directory, else the nearest directory enclosing it (a repository's shared ConfigMap,
+    # which applying any directory above the workload's applies with it) ...
+    for depth in range(len(parts), -1, -1):
+        if near:
+            break
+        near = at_dir.get(parts[:depth])
+    # ... else the sites that share the most of the workload's directory (another application's, beside it)
+    for depth in range(len(parts), -1, -1):
+        if near:
+            break
+        near = under.get(parts[:depth])
     if not near:
         return []
-    files = list(dict.fromkeys(p for _n, p, _d in near))
-    if len(files) == 1 or all(d == near[0][2] for _n, _p, d in near):
+    files = list(dict.fromkeys(u for *_f, u in near))
+    if len(files) == 1 or all(s[2] == near[0][2] for s in near):
         return near
-    shown = [_where_file(d.loc, p) for _n, p, d in near[:_SITES_SHOWN]]
+    shown = [_where_file(d.loc, p, u) for _n, p, d, u in near[:_SITES_SHOWN]]
     more = f" and {len(near) - _SITES_SHOWN} more" if len(near) > _SITES_SHOWN else ""
     return (
         f"{AMBIGUOUS} {len(files)} files among the inputs ({', '.join(shown)}{more}), none of "
@@ -260,8 +284,9 @@ def _nearest(cms: ConfigMaps, name: str, path: str, namespace: str | None) -> li
     )
 
 
-def _where_file(loc: Loc | None, path: str) -> str:
-    return f"{loc.file}:{loc.line}" if loc is not None else path
+def _where_file(loc: Loc | None, path: str, unit: str) -> str:
+    where = f"{loc.file}:{loc.line}" if loc is not None else path
+    return where if unit == path else f"{where} as {unit} renders it"
 
 
 def _referenced(pod_spec: Any) -> set[str]:
@@ -343,7 +368,9 @@ def _problem(
             more = f" (and {len(elsewhere) - 1} other)" if len(elsewhere) > 1 else ""
             return loc, (
                 f"{OTHER_NAMESPACE} {ns}{more}, not the pod's namespace {namespace}: the kubelet reads a pod's "
-                "ConfigMaps in its own namespace only, so the pod does not start (CreateContainerConfigError)"
+                f"ConfigMaps in its own namespace only, and none of namespace {namespace} is among the inputs "
+                "(where the cluster has none either, the pod does not start, CreateContainerConfigError, unless "
+                "the reference is optional)"
             )
         return None, "is not among the inputs"
     if isinstance(data, UnreadData):

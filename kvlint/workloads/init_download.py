@@ -42,7 +42,7 @@ _PY_VALUE = (
     r"(?:(?P<q1>['\"])(?P<v>[^'\"]*)(?P=q1)"
     r"|os\.(?:environ\s*\[|environ\.get\s*\(|getenv\s*\()\s*(?P<q2>['\"])(?P<env>[A-Za-z_][A-Za-z0-9_]*)(?P=q2))"
 )
-_KWARG = re.compile(r"\b(repo_id|local_dir)\s*=\s*" + _PY_VALUE)
+_KWARG = re.compile(r"\b(repo_id|local_dir|revision)\s*=\s*" + _PY_VALUE)
 #: the repository given as the first, positional, argument: ``snapshot_download("ORG/NAME", ...)``
 _FIRST = re.compile(r"\s*" + _PY_VALUE)
 
@@ -52,21 +52,31 @@ def init_download(
     ref: str,
     configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
     namespace: str | None = None,
+    container: Any = None,
 ) -> tuple[str, str] | None:
     """``(location, who)`` for the engine's model path ``ref`` (absolute, inside the container) when an init
     container of ``pod_spec`` copies a model to a directory holding it: the copy's source with the part of
-    ``ref`` below the destination added (an ``s3://``, ``gs://``, ``tos://`` URI, a Hub id as ``hf://ORG/NAME``),
+    ``ref`` below the destination added (an ``s3://``, ``gs://``, ``tos://`` URI, a Hub id as ``hf://ORG/NAME``, or
+    ``hf://ORG/NAME@REVISION`` for a revision the download names),
     and ``the init container NAME`` for the note. None when no init container's words copy to ``ref``, or the
     source still holds a variable kvlint cannot resolve. ``configmaps`` and ``namespace`` resolve the init
-    container's env (:func:`kvlint.engines.command.container_env`). Never raises."""
+    container's env (:func:`kvlint.engines.command.container_env`). ``container``, the engine's container: ``ref``
+    and the copy's destination are compared where they lie on the pod's volumes (each through its own container's
+    ``volumeMounts``: an init container mounting the volume at ``/mnt/dl`` fills the engine's ``/models`` of the
+    same volume; one writing to a path on no volume fills only its own file system, which the engine never sees);
+    without it, as written. Never raises."""
     try:
-        return _init_download(pod_spec, ref, configmaps, namespace)
+        return _init_download(pod_spec, ref, configmaps, namespace, container)
     except (TypeError, AttributeError, ValueError, RecursionError):
         return None
 
 
 def _init_download(
-    pod_spec: Any, ref: str, configmaps: Mapping[tuple[str | None, str], LDict] | None, namespace: str | None
+    pod_spec: Any,
+    ref: str,
+    configmaps: Mapping[tuple[str | None, str], LDict] | None,
+    namespace: str | None,
+    container: Any,
 ) -> tuple[str, str] | None:
     if not isinstance(ref, str) or not ref.startswith("/") or not isinstance(pod_spec, Mapping):
         return None
@@ -76,6 +86,9 @@ def _init_download(
     from kvlint.engines.command import container_env
 
     target = posixpath.normpath(ref)
+    on_volume = _on_volume(target, container) if isinstance(container, Mapping) else None
+    if isinstance(container, Mapping) and on_volume is None:
+        return None  # the engine's path is on no volume: no init container writes there
     for init in inits[:MAX_INIT_CONTAINERS]:
         if not isinstance(init, Mapping):
             continue
@@ -84,29 +97,70 @@ def _init_download(
             continue
         env, _locs = container_env(init, configmaps, namespace)
         # (a script's lines continued with a backslash are one command line)
-        text = (words[-1] if _is_shell(words) else shlex.join(words)).replace("\\\n", " ")
+        script = _shell_script(words)
+        text = (script if script is not None else shlex.join(words)).replace("\\\n", " ")
         # (a Python snippet is read in the words as written: a command line's quoting would hide its quotes)
         for written_src, written_dest, appends_name in _copies(text, "\n".join(words)):
             src, dest = _expand(written_src, env), _expand(written_dest, env)
             if src is None or dest is None or not dest.startswith("/"):
                 continue
-            location = _location(src.rstrip("/"), posixpath.normpath(dest), target, appends_name)
+            dest, here = posixpath.normpath(dest), target
+            if on_volume is not None:
+                # both paths as they lie on the volume: the same one, mounted wherever each container mounts it
+                written = _on_volume(dest, init)
+                if written is None or written[0] != on_volume[0]:
+                    continue
+                dest, here = written[1], on_volume[1]
+            location = _location(src.rstrip("/"), dest, here, appends_name)
             if location is not None:
                 return location, f"the init container {init.get('name') or '(unnamed)'}"
     return None
+
+
+def _on_volume(path: str, container: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(volume name, absolute path inside the volume)`` of the absolute container path ``path``: through the
+    ``volumeMounts`` entry of ``container`` with the longest ``mountPath`` holding it, its ``subPath`` prepended;
+    None when no mount holds it, or the mount's ``subPathExpr`` is resolved only at run time."""
+    mounts = container.get("volumeMounts")
+    best: tuple[int, str, str] | None = None
+    for m in mounts if isinstance(mounts, list) else ():
+        if not isinstance(m, Mapping) or not isinstance(m.get("name"), str):
+            continue
+        mount = m.get("mountPath")
+        if not isinstance(mount, str) or not mount.startswith("/"):
+            continue
+        mount = posixpath.normpath(mount).rstrip("/")
+        if path != mount and not path.startswith(mount + "/"):
+            continue
+        if best is None or len(mount) > best[0]:
+            if m.get("subPathExpr"):
+                best = (len(mount), "", "")
+                continue
+            sub = m.get("subPath")
+            rest = path[len(mount) :].lstrip("/")
+            inside = posixpath.normpath(posixpath.join("/", sub if isinstance(sub, str) else "", rest))
+            best = (len(mount), m["name"], inside)
+    return (best[1], best[2]) if best is not None and best[1] else None
 
 
 def _strings(v: Any) -> list[str]:
     return [str(w) for w in v] if isinstance(v, list) else []
 
 
-def _is_shell(words: list[str]) -> bool:
-    """``sh -c SCRIPT`` (``bash``, ``/bin/sh``, with ``-c`` among the options): the script is the last word."""
-    return (
-        len(words) >= 3
-        and posixpath.basename(words[0]) in ("sh", "bash", "ash", "dash", "zsh")
-        and any(w.startswith("-") and "c" in w for w in words[1:-1])
-    )
+def _shell_script(words: list[str]) -> str | None:
+    """The script of ``sh -c SCRIPT [NAME ARG...]`` (``bash``, ``/bin/sh``; ``-c`` alone or in a cluster such as
+    ``-ec``): the first word after the options, the words after it being the script's ``$0``, ``$1``... (POSIX
+    ``sh -c``); None when ``words`` are not such a command."""
+    if not words or posixpath.basename(words[0]) not in ("sh", "bash", "ash", "dash", "zsh"):
+        return None
+    command = False
+    for i, w in enumerate(words[1:], start=1):
+        if w == "--":
+            return words[i + 1] if command and i + 1 < len(words) else None
+        if not w.startswith("-"):
+            return w if command else None
+        command = command or (not w.startswith("--") and "c" in w)
+    return None
 
 
 def _expand(word: str, env: Mapping[str, str]) -> str | None:
@@ -128,8 +182,8 @@ def _expand(word: str, env: Mapping[str, str]) -> str | None:
 def _copies(text: str, python: str) -> list[tuple[str, str, bool]]:
     """``(source, destination, appends_name)`` of each copy the script or command ``text`` runs, and of each
     ``snapshot_download`` call in the words ``python`` (a ``python -c`` snippet, a shell script's heredoc):
-    ``appends_name`` when the tool puts the source's last component under the destination (AIBrix's downloader,
-    a recursive ``cp`` of a directory not ending in ``/``)."""
+    ``appends_name`` when the tool puts the source's last component under the destination (a recursive ``cp`` of a
+    directory not ending in ``/``)."""
     out: list[tuple[str, str, bool]] = []
     for m in _SNAPSHOT.finditer(python):
         args = m.group("args")
@@ -142,14 +196,49 @@ def _copies(text: str, python: str) -> list[tuple[str, str, bool]]:
         ):
             kw["repo_id"] = _py_value(first)
         if kw.get("repo_id") and kw.get("local_dir"):
-            out.append((f"hf://{kw['repo_id']}", kw["local_dir"], False))
+            out.append((_hub(kw["repo_id"], kw.get("revision")), kw["local_dir"], False))
     for line in re.split(r"[;\n]|&&|\|\|", text):
         try:
             toks = shlex.split(line, comments=True)
         except ValueError:
             continue
-        out.extend(_copy_of(toks))
+        out.extend(_copy_of(_command_words(toks)))
     return out
+
+
+#: Shell words that may stand before a command on its line (``if ...; then CMD; fi``, ``exec CMD``).
+_LEADING = frozenset({"then", "else", "do", "if", "elif", "while", "until", "!", "{", "(", "exec", "time", "nohup",
+                      "command", "env"})  # fmt: skip
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+#: a word that ends the command's own words: a pipe, a background ``&``, a redirection (``>``, ``2>&1``, ``<f``)
+_END = re.compile(r"^(?:\||&|\d*[<>])")
+
+
+def _command_words(toks: list[str]) -> list[str]:
+    """The words of the command a script's line ``toks`` runs: without the shell words before it (``then``,
+    ``exec``, ``VAR=value`` assignments for it alone, ``timeout DURATION``), nor the pipes and redirections after
+    it."""
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        if t in _LEADING or _ASSIGNMENT.match(t):
+            i += 1
+        elif t == "timeout":  # timeout [OPTIONS] DURATION COMMAND
+            i += 1
+            while i < len(toks) and toks[i].startswith("-"):
+                i += 1
+            i += 1
+        else:
+            break
+    words = toks[i:]
+    end = next((k for k, w in enumerate(words) if _END.match(w)), len(words))
+    return words[:end]
+
+
+def _hub(repo: str, revision: str | None) -> str:
+    """The location of a download of the Hub repository ``repo`` at ``revision`` (a branch, tag or commit; None:
+    the default branch): ``hf://ORG/NAME`` or ``hf://ORG/NAME@REVISION``."""
+    return f"hf://{repo}@{revision}" if revision else f"hf://{repo}"
 
 
 def _py_value(m: re.Match[str]) -> str:
@@ -194,21 +283,41 @@ def _copy_of(toks: list[str]) -> list[tuple[str, str, bool]]:
                 appends = sub[0] == "cp" and not src.endswith("/") and not src.endswith("*")
                 return [(src.rstrip("*"), ops[1], appends)]
     if tool in ("huggingface-cli", "hf") and rest[:1] == ["download"]:
+        # (the options that take a value, huggingface_hub commands/download.py; --local-dir-use-symlinks
+        # {auto,True,False} in the releases that have it)
         ops = _operands(rest[1:], frozenset({"--local-dir", "--revision", "--cache-dir", "--token", "--repo-type",
-                                             "--include", "--exclude", "--max-workers"}))  # fmt: skip
+                                             "--include", "--exclude", "--max-workers",
+                                             "--local-dir-use-symlinks"}))  # fmt: skip
         dest = _option(rest, "--local-dir")
         if ops and _HUB_REPO.match(ops[0]) and dest:
-            return [(f"hf://{ops[0]}", dest, False)]
+            return [(_hub(ops[0], _option(rest, "--revision")), dest, False)]
     if tool == "git" and rest[:1] == ["clone"]:
         ops = _operands(rest[1:], frozenset({"--branch", "-b", "--depth", "--config", "-c"}))
         hub = _HUB_URL.match(ops[0]) if ops else None
         if hub and len(ops) == 2:
-            return [(f"hf://{hub.group(1)}", ops[1], False)]
+            return [(_hub(hub.group(1), _option(rest, "--branch") or _option(rest, "-b")), ops[1], False)]
     if tool == "aibrix_download":
-        uri, local = _option(rest, "--model-uri"), _option(rest, "--local-dir")
-        if uri and local:
-            return [(uri, local, True)]
+        return _aibrix(rest)
     return []
+
+
+def _aibrix(args: list[str]) -> list[tuple[str, str, bool]]:
+    """The copy ``aibrix_download ARGS`` makes: AIBrix's downloader saves the model in ``--local-dir`` under a
+    folder named ``--model-name``, else the URI's last component for object storage (``s3://``, ``tos://``,
+    ``gs://``) and the ``ORG/NAME`` id itself for a Hub id (aibrix v0.3.0 python/aibrix/aibrix/downloader:
+    ``base.py`` ``BaseDownloader.download_model`` joins ``local_path`` and ``model_name``; ``s3.py``/``tos.py``
+    ``infer_model_name``, ``huggingface.py`` ``_parse_model_name_from_uri``). A Hub id is the model's exact id
+    (``hf://ORG/NAME``)."""
+    uri, local = _option(args, "--model-uri"), _option(args, "--local-dir")
+    if not uri or not local:
+        return []
+    uri = uri.strip()
+    hub = "://" not in uri and _HUB_REPO.match(uri.strip("/")) is not None
+    name = _option(args, "--model-name") or (uri.strip("/") if hub else uri.strip("/").split("/")[-1])
+    if not name or name.startswith("/"):
+        return []
+    source = f"hf://{uri.strip('/')}" if hub else uri
+    return [(source, posixpath.join(local, name), False)]
 
 
 def _option(toks: list[str], name: str) -> str | None:
