@@ -7,9 +7,9 @@ from __future__ import annotations
 import functools
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-from kvlint.types import Document, Finding, Mark
+from kvlint.types import Document, Finding, LoadResult, Mark
 
 #: the workload kinds whose pod template a kustomize strategic-merge patch typically overrides
 _PATCHED_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet"})
@@ -30,6 +30,22 @@ _PATCH_FIELDS = ("patches", "patchesStrategicMerge", "patchesJson6902")
 
 #: The real paths of the kustomization directories the current run builds (:func:`kustomizations_built`).
 _BUILT: set[str] = set()
+
+#: How a kustomization file is read: :func:`kvlint.load.read_file` and :func:`kvlint.load.load_text`, handed over
+#: by :mod:`kvlint.load` when it is imported (:func:`use_loader`). The loader asks this module whether a document
+#: is a patch (no missing-apiVersion KV001 on one), so this module must not import the loader back.
+_READ: Callable[[str, int, int], bytes] | None = None
+_LOAD: Callable[[bytes, str], LoadResult] | None = None
+
+
+def use_loader(
+    read_file: Callable[[str, int, int], bytes], load_text: Callable[[bytes, str], LoadResult]
+) -> None:
+    """Set the functions kustomization files are read and parsed with (:mod:`kvlint.load` calls this once, when
+    it is imported): the same bounded, position-keeping loader every manifest goes through."""
+    global _READ, _LOAD
+    _READ, _LOAD = read_file, load_text
+    _patches_of.cache_clear()
 
 
 def kustomizations_built(directories: Iterable[str]) -> None:
@@ -101,15 +117,15 @@ def _patching(path: str, size: int, mtime_ns: int) -> tuple[str, str] | None:
 def _patches_of(kfile: str, size: int, mtime_ns: int) -> dict[str, str]:
     """Real path -> field of each patch file the kustomization ``kfile`` (a real path) lists; ``size`` and
     ``mtime_ns`` key the memo to the file's content."""
-    from kvlint.load import load_text, read_file
-
+    if _READ is None or _LOAD is None:  # kvlint.load not imported: nothing in this process loads manifests
+        return {}
     try:
-        data = read_file(kfile, size, _MAX_KUSTOMIZATION_BYTES)
+        data = _READ(kfile, size, _MAX_KUSTOMIZATION_BYTES)
     except OSError:
         return {}
     if len(data) > _MAX_KUSTOMIZATION_BYTES:
         return {}
-    docs = load_text(data, kfile).documents
+    docs = _LOAD(data, kfile).documents
     spec = docs[0].data if docs else None
     if not isinstance(spec, dict):
         return {}

@@ -59,6 +59,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 
+from kvlint.kustomize_patch import strategic_merge_patch_finding, use_loader
 from kvlint.paths import real_path_inside, shown_path, walk_tree
 from kvlint.source import LDict, LList, Loc, Packing
 from kvlint.template_params import new_budget, process_template
@@ -2381,8 +2382,6 @@ def _no_api_version(doc: Document) -> Finding | None:
         # a chart's values (as kvlint.render reads a values file by its name) may set ``kind:`` and ``metadata:``
         # for its templates (``kind: StatefulSet``, ``metadata: {annotations: ...}``): helm reads it, not kubectl
         return None
-    from kvlint.kustomize_patch import strategic_merge_patch_finding
-
     if strategic_merge_patch_finding(doc) is not None:
         # a kustomize strategic-merge patch (its KV002 says so), which kustomize applies to the objects its
         # kustomization's ``target`` selects whatever apiVersion it lacks: not an object sent to the API server
@@ -2578,3 +2577,8 @@ def _load_decoded(text: str, path: str, result: LoadResult, base: int = 0) -> No
         lo, hi = bisect_left(action_lines, offset), bisect_left(action_lines, offset + nlines)
         seg_actions = [(ln - offset, col, a) for ln, col, a in actions[lo:hi]]
         _load_segment(seg, path, base + offset, result, seg_actions, counter, whole_file=False, budget=budget)
+
+
+# kvlint.kustomize_patch reads the kustomization files that list patches with this module's bounded loader; it
+# cannot import this module, which asks it whether a document is a patch
+use_loader(read_file, load_text)

@@ -219,7 +219,7 @@ def test_container_env_still_reads_configmaps() -> None:
 
 def test_unit_functions_are_the_modules_functions() -> None:
     """The functions a streamed unit calls, imported once a process, are the very objects its imports named."""
-    from kvlint import pipeline, render, sizing, stream, suppress
+    from kvlint import kustomize_patch, pipeline, render, sizing, stream, suppress
     from kvlint.rules import runner
 
     want = (
@@ -232,6 +232,7 @@ def test_unit_functions_are_the_modules_functions() -> None:
         sizing.engine_named_in,
         render.internal_error_finding,
         suppress.comment_suppresses,
+        kustomize_patch.listed_patch_files,
     )
     got = stream._unit_functions()
     assert len(got) == len(want)
