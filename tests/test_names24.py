@@ -154,6 +154,10 @@ def test_did_you_mean_prefers_the_stored_newest_model_on_equal_name_similarity(t
 
     text = CW_GPT_OSS.read_text()
     assert 'modelURL: "/data/models/tinyllama"' in text and "TinyLlama/TinyLlama-1.1B-Chat-v1.0" in text
+    # the init container's download is not mounted where the engine reads (the chart mounts the model storage
+    # in the init container only with mountPvcStorage), so the path is the engine's only word on the model
+    assert text.count("mountPvcStorage: true") == 2
+    text = text.replace("mountPvcStorage: true", "mountPvcStorage: false")
     for variant in (text, text.replace("/data/models/tinyllama", "/data/models/TinyLlama-Chat")):
         path = tmp_path / "cw.yaml"
         path.write_text(variant)
@@ -325,3 +329,15 @@ def test_a_location_named_with_the_dots_dropped_gets_a_did_you_mean_not_an_assum
     assert dots_dropped_match("llama-3-18b-instruct") is None
     assert dots_dropped_match("llama-3.1-8b-instruct") is None
     assert dots_dropped_match("granite-31-8b-instruct") == "ibm-granite/granite-3.1-8b-instruct"
+
+
+def test_production_stack_init_download_into_the_model_storage_is_the_served_model(tmp_path):
+    """The same template as written: its init container (``mountPvcStorage: true``) downloads
+    TinyLlama/TinyLlama-1.1B-Chat-v1.0 into ``/data/models/tinyllama`` on the model storage, which the chart's
+    ``deployment-vllm-multi.yaml`` mounts at ``/data`` in the init container and the engine alike: the engine's
+    ``/data/models/tinyllama`` is that download, so both entries are sized and neither is a KV502."""
+    res = run_check([str(CW_GPT_OSS)], Options(allow_hub=False))
+    assert not [d for d in res.diagnostics if d.rule == "KV502"], [d.message for d in res.diagnostics]
+    # each entry's model config read: vLLM's default context comes from its config.json (KV202), for both
+    read = [d.message for d in res.diagnostics if d.rule == "KV202" and "from config.json" in d.message]
+    assert len(read) == 2, [d.message for d in res.diagnostics]

@@ -1050,7 +1050,7 @@ def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Wo
         pod.append(
             (
                 "initContainers",
-                llist(loc_of(m, "initContainer"), [(_init(init), init.loc)]),
+                llist(loc_of(m, "initContainer"), [(_init(init, "pvcStorage" in m), init.loc)]),
                 loc_of(m, "initContainer"),
             )
         )
@@ -1447,9 +1447,23 @@ def _tolerations(spec: dict[str, Any], se: LDict, m: LDict) -> LList | None:
     return llist(loc_of(m, "tolerations") if own else loc_of(se, "tolerations"), items)
 
 
-def _init(c: LDict) -> LDict:
+def _init(c: LDict, pvc_storage: bool) -> LDict:
+    """The pod's init container as the chart's ``deployment-vllm-multi.yaml`` writes it from
+    ``modelSpec[].initContainer``: its name, image, command, args, env and resources, and, as the template's
+    ``$pvcMountEnabled`` says (``mountPvcStorage`` true and the model spec has ``pvcStorage``), the model storage
+    volume mounted at ``/data`` (where the engine container mounts it: a download there is what the engine serves),
+    then its ``extraVolumeMounts``. ``pvc_storage``: whether the model spec has ``pvcStorage``."""
     items: Items = [("name", c.get("name"), loc_of(c, "name")), ("image", c.get("image"), loc_of(c, "image"))]
     for key in ("command", "args", "env", "resources"):
         if _truthy(c.get(key)):
             items.append((key, c[key], loc_of(c, key)))
+    mounts: list[tuple[Any, Loc | None]] = []
+    if pvc_storage and _truthy(c.get("mountPvcStorage")):
+        at = loc_of(c, "mountPvcStorage")
+        mounts.append((ldict(at, [("name", f"{RELEASE}-storage", at), ("mountPath", "/data", at)]), at))
+    extra = c.get("extraVolumeMounts")
+    if isinstance(extra, list):
+        mounts.extend((v, loc_of(extra)) for v in extra)
+    if mounts:
+        items.append(("volumeMounts", llist(loc_of(c, "mountPvcStorage") or c.loc, mounts), c.loc))
     return ldict(c.loc, items)
