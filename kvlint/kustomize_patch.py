@@ -28,21 +28,31 @@ _MAX_KUSTOMIZATION_BYTES = 1 << 20
 _PATCH_FIELDS = ("patches", "patchesStrategicMerge", "patchesJson6902")
 
 
-#: The real paths of the kustomization directories the current run builds (:func:`kustomizations_built`).
+#: The real paths of the kustomization directories the current run built (:func:`kustomizations_built`,
+#: :func:`kustomization_built`).
 _BUILT: set[str] = set()
 
 
 def kustomizations_built(directories: Iterable[str]) -> None:
-    """Record the kustomization directories this run builds (:func:`kvlint.render.render_inputs`' plan, named or
-    met in a walk), replacing the previous run's: a patch one of them lists is linted through that build, and its
-    own KV002 is then an info. Set before the run's documents are analysed (the streaming run's workers, forked
-    after its context pass, inherit it)."""
+    """Record ``directories`` as the kustomization directories this run built, replacing the previous run's (
+    :func:`kvlint.render.render_inputs` starts each run with none and adds each one as its build succeeds,
+    :func:`kustomization_built`): a patch one of them lists is linted through that build, and its own KV002 is then
+    an info. Known before the run's documents are analysed: the renders run in the main process, before the
+    streaming run's workers are forked and before :func:`kvlint.render.load_inputs` reads its plain files'
+    KV002s."""
     _BUILT.clear()
     for d in directories:
-        try:
-            _BUILT.add(os.path.realpath(d))
-        except (OSError, ValueError):
-            continue
+        kustomization_built(d)
+
+
+def kustomization_built(directory: str) -> None:
+    """Record that this run built the kustomization in ``directory`` (its build printed the objects kvlint lints;
+    a build kustomize failed, kvlint refused or the walk's budget left out is not recorded: a patch it lists was
+    linted through nothing, and keeps the warning a patch linted alone gets)."""
+    try:
+        _BUILT.add(os.path.realpath(directory))
+    except (OSError, ValueError):
+        return
 
 
 def patching_kustomization(path: str) -> tuple[str, str] | None:

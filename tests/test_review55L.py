@@ -1,0 +1,89 @@
+"""Review of pass loader55 (merge a04a07df): a kustomize patch's KV002 when the kustomization that lists it fails
+to build, and a configuration's ``exclude`` globs that start with ``**/``."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+_BASE_DEPLOYMENT = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: vllm}\nspec:\n  replicas: 1\n"
+    "  selector: {matchLabels: {app: vllm}}\n  template:\n    metadata: {labels: {app: vllm}}\n    spec:\n"
+    "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n      containers:\n        - name: vllm\n"
+    "          image: vllm/vllm-openai:v0.10.0\n"
+    '          args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192"]\n'
+    "          resources: {limits: {nvidia.com/gpu: 1}}\n"
+)
+_PATCH = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: vllm}\nspec:\n  template:\n    spec:\n"
+    "      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.11.0\n"
+)
+
+
+@pytest.mark.parametrize("jobs", [0, 1, 2])
+@pytest.mark.parametrize("broken", ["missing resource", "base outside the repository"])
+def test_a_patch_of_a_kustomization_that_failed_to_build_is_not_said_linted_through_it(
+    tmp_path: Path, jobs: int, broken: str
+) -> None:
+    """``kvlint check overlay overlay/patch.yaml`` where kustomize fails on the overlay (a resource that does not
+    exist) or kvlint refuses to build it (its base lies outside the repository): the overlay's KV001 says it was not
+    built, yet the patch's KV002 was the info "that kustomization is built in this run, so kvlint linted the patch
+    through what it builds": the kustomizations the run planned to build were recorded, not those that built. The
+    patch was linted through nothing; it is the warning a patch linted alone gets, counted as not read."""
+    from kvlint.pipeline import run_check
+    from kvlint.sizing import unread
+    from kvlint.stream import stream_check
+    from kvlint.types import Mark
+
+    if shutil.which("kubectl") is None and shutil.which("kustomize") is None:
+        pytest.skip("kubectl or kustomize is needed to build the overlay")
+    repo = tmp_path / "repo"
+    base = (tmp_path if broken == "base outside the repository" else repo) / "base"
+    base.mkdir(parents=True)
+    (repo / ".git").mkdir(parents=True)
+    (base / "deploy.yaml").write_text(_BASE_DEPLOYMENT)
+    (base / "kustomization.yaml").write_text("resources:\n  - deploy.yaml\n")
+    overlay = repo / "overlay"
+    overlay.mkdir()
+    resources = (
+        "  - ../../base\n" if broken == "base outside the repository" else "  - ../base\n  - gone.yaml\n"
+    )
+    (overlay / "kustomization.yaml").write_text(f"resources:\n{resources}patches:\n  - path: patch.yaml\n")
+    (overlay / "patch.yaml").write_text(_PATCH)
+    paths = [str(overlay), str(overlay / "patch.yaml")]
+    result = run_check(paths) if jobs == 0 else stream_check(paths, jobs=jobs)
+    assert any(d.rule == "KV001" and d.severity == "error" for d in result.diagnostics), result.diagnostics
+    (kv002,) = [d for d in result.diagnostics if d.rule == "KV002"]
+    assert kv002.mark is Mark.KUSTOMIZE_PATCH and kv002.severity == "warning", kv002
+    assert "built in this run" not in kv002.message
+    assert not result.containers  # the overlay built nothing, and the patch is still no workload
+    assert any(d.loc is not None and d.loc.file.endswith("patch.yaml") for d, _ in unread(result))
+
+
+def test_a_patch_of_a_kustomization_that_built_is_still_linted_through_it(tmp_path: Path) -> None:
+    """The other side: after a run whose overlay failed, a run whose overlay builds says its patch was linted
+    through that build (what a run records is its own builds, not the previous run's)."""
+    from kvlint.pipeline import run_check
+    from kvlint.types import Mark
+
+    if shutil.which("kubectl") is None and shutil.which("kustomize") is None:
+        pytest.skip("kubectl or kustomize is needed to build the overlay")
+    (tmp_path / ".git").mkdir()
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "deploy.yaml").write_text(_BASE_DEPLOYMENT)
+    (base / "kustomization.yaml").write_text("resources:\n  - deploy.yaml\n")
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "patch.yaml").write_text(_PATCH)
+    paths = [str(overlay), str(overlay / "patch.yaml")]
+    marks = []
+    for resources in ("  - ../base\n  - gone.yaml\n", "  - ../base\n"):
+        (overlay / "kustomization.yaml").write_text(
+            f"resources:\n{resources}patches:\n  - path: patch.yaml\n"
+        )
+        (kv002,) = [d for d in run_check(paths).diagnostics if d.rule == "KV002"]
+        marks.append(kv002.mark)
+    assert marks == [Mark.KUSTOMIZE_PATCH, Mark.KUSTOMIZE_PATCH_BUILT]
