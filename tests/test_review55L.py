@@ -3,8 +3,11 @@ to build, and a configuration's ``exclude`` globs that start with ``**/``."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,3 +90,37 @@ def test_a_patch_of_a_kustomization_that_built_is_still_linted_through_it(tmp_pa
         (kv002,) = [d for d in run_check(paths).diagnostics if d.rule == "KV002"]
         marks.append(kv002.mark)
     assert marks == [Mark.KUSTOMIZE_PATCH, Mark.KUSTOMIZE_PATCH_BUILT]
+
+
+@pytest.mark.parametrize("where", ["in the repository", "beside it"])
+def test_a_configuration_glob_with_a_globstar_matches_at_the_configurations_directory_too(
+    tmp_path: Path, monkeypatch: Any, where: str
+) -> None:
+    """``exclude: ["**/generated/*"]`` in repo/.kvlint.yaml: anchored at the file's directory it became
+    ``REPO/**/generated/*``, which fnmatch reads as ``REPO/`` + anything + ``/generated/`` and so never matched
+    ``REPO/generated/a.yaml`` (before the glob was anchored it did, and so does ruff, whose globs read ``/**/`` as zero
+    or more directories: ruff_linter ``FilePattern::User``, globset). ``apps/**/tmp.yaml`` likewise left
+    ``apps/tmp.yaml`` linted."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    bad = "kind: ConfigMap\nmetadata: {name: a}\n"  # no apiVersion: one KV001 error where it is linted
+    repo = tmp_path / "repo"
+    for rel in (
+        "generated/a.yaml",
+        "apps/generated/b.yaml",
+        "apps/tmp.yaml",
+        "apps/x/tmp.yaml",
+        "other/c.yaml",
+    ):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(bad)
+    (repo / ".kvlint.yaml").write_text('exclude: ["**/generated/*", "apps/**/tmp.yaml"]\n')
+    monkeypatch.chdir(repo if where == "in the repository" else tmp_path)
+    r = CliRunner().invoke(
+        main, ["check", "--offline", "--format", "json", "." if where == "in the repository" else "repo"]
+    )
+    assert r.exit_code == 1, r.output
+    linted = {os.path.relpath(os.path.abspath(d["file"]), repo) for d in json.loads(r.stdout)["diagnostics"]}
+    assert linted == {os.path.join("other", "c.yaml")}
