@@ -297,8 +297,11 @@ def _realpath_stat(path: str, real_dirs: dict[str, str]) -> tuple[str, os.stat_r
     return os.path.join(real, tail), st
 
 
-#: A BOM at the start of the line after a document separator (a ``---`` line): kept is the separator.
-_BOM_AFTER_SEPARATOR = re.compile("^(---[ \t]*\r?\n)\ufeff", re.M)
+#: A BOM at the start of the line after a document separator: kept is the separator, a line of ``---`` followed by
+#: nothing but blanks or by a ``#`` comment after a blank (kubectl's YAMLReader splits at ``---`` followed by blanks
+#: or a comment, k8s.io/apimachinery pkg/util/yaml/decoder.go ``YAMLReader.Read``; libyaml needs the blank before
+#: the ``#`` to read it as a document start).
+_BOM_AFTER_SEPARATOR = re.compile("^(---(?:[ \t]+#[^\r\n]*|[ \t]*)\r?\n)\ufeff", re.M)
 
 #: A lone UTF-16 surrogate (not encodable as UTF-8).
 _SURROGATE = re.compile("[\ud800-\udfff]")

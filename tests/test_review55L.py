@@ -173,3 +173,21 @@ def test_a_json_line_of_many_escapes_and_values_is_read_in_linear_time(tmp_path:
     line = path.read_text()
     assert d.data["data"].locs["k19999"].column == line.index('"v"', line.index('"k19999"')) + 1
     assert spent < 10, f"{spent:.1f} s of CPU to read a 300 KB file"
+
+
+@pytest.mark.parametrize("separator", ["--- # the second", "---\t# the second", "---   "])
+def test_a_bom_after_a_separator_line_with_a_comment_is_dropped_too(separator: str) -> None:
+    """kubectl's YAMLReader (k8s.io/apimachinery pkg/util/yaml/decoder.go, ``YAMLReader.Read``) splits a stream at a
+    line that starts with ``---`` followed by nothing but spaces or a ``#`` comment, and each part's BOM is dropped
+    by its YAML decoder. A BOM after ``--- # the second`` was still read as content: "did not find expected
+    <document start>", which hid the document and its missing apiVersion."""
+    from kvlint.load import load_text
+
+    text = f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: a}}\n{separator}\n\ufeffkind: ConfigMap\nmetadata: {{name: b}}\n"
+    for data in (text, text.encode()):
+        loaded = load_text(data, "two.yaml")
+        assert [(d.data or {}).get("metadata", {}).get("name") for d in loaded.documents] == ["a", "b"], (
+            loaded.findings
+        )
+        (kv001,) = [f for f in loaded.findings if f.rule == "KV001"]
+        assert "no apiVersion" in kv001.message and kv001.loc is not None and kv001.loc.line == 5, kv001
