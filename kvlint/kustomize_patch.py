@@ -9,6 +9,7 @@ import os
 import stat
 from collections.abc import Iterable
 
+from kvlint import filecache
 from kvlint.types import Document, Finding, Mark
 
 #: the workload kinds whose pod template a kustomize strategic-merge patch typically overrides
@@ -77,7 +78,10 @@ def patching_kustomization(path: str) -> tuple[str, str] | None:
 @functools.lru_cache(maxsize=1024)
 def _patching(path: str, size: int, mtime_ns: int) -> tuple[str, str] | None:
     """:func:`patching_kustomization` of the regular file ``path`` (its ``size`` and ``mtime_ns`` key the memo:
-    the streaming run asks it for each document of a file, a 20,000-document file 20,000 times)."""
+    the streaming run asks it for each document of a file, a 20,000-document file 20,000 times; the kustomization
+    it found is not in the key, so the memo is emptied where each run starts reading its inputs,
+    :func:`_forget_patches` registered with :mod:`kvlint.filecache`: a kustomization edited between two runs of one
+    process is read as it now is)."""
     try:
         real = os.path.realpath(path)
         directory = os.path.dirname(os.path.abspath(path))
@@ -105,6 +109,12 @@ def _patching(path: str, size: int, mtime_ns: int) -> tuple[str, str] | None:
     except (OSError, ValueError):
         return None
     return None
+
+
+@filecache.register
+def _forget_patches() -> None:
+    """Forget which files the previous run found a kustomization listing as patches (:func:`_patching`)."""
+    _patching.cache_clear()
 
 
 @functools.lru_cache(maxsize=256)

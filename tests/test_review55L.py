@@ -191,3 +191,23 @@ def test_a_bom_after_a_separator_line_with_a_comment_is_dropped_too(separator: s
         )
         (kv001,) = [f for f in loaded.findings if f.rule == "KV001"]
         assert "no apiVersion" in kv001.message and kv001.loc is not None and kv001.loc.line == 5, kv001
+
+
+def test_a_second_run_in_one_process_reads_the_kustomization_as_it_now_is(tmp_path: Path) -> None:
+    """The answer "a kustomization lists this file as a patch" was kept for the life of the process, keyed by the
+    patch file's own size and time only: a process that lints twice (a library caller, an editor integration)
+    went on calling a file a patch after its kustomization stopped listing it, and read no workload in it."""
+    from kvlint.pipeline import run_check
+
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (tmp_path / ".git").mkdir()
+    patch = overlay / "deploy.yaml"
+    patch.write_text(_BASE_DEPLOYMENT)
+    (overlay / "kustomization.yaml").write_text("patches:\n  - path: deploy.yaml\n")
+    first = run_check([str(patch)])
+    assert [d.rule for d in first.diagnostics if d.rule == "KV002"] == ["KV002"] and not first.containers
+    (overlay / "kustomization.yaml").write_text("resources:\n  - deploy.yaml\n")
+    second = run_check([str(patch)])
+    assert not [d for d in second.diagnostics if d.rule == "KV002"], second.diagnostics
+    assert len(second.containers) == 1
