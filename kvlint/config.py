@@ -605,7 +605,8 @@ def _exclude_from(config_path: str, glob: str) -> tuple[str, ...]:
     ``deploy/generated``) is relative to the directory of the configuration file, so it is anchored there (the
     directory as written, absolute, and, when a symbolic link leads to it, as resolved: the loader matches a file's
     absolute path, not its resolved one); a glob of one name (``generated``, ``*.tmpl.yaml``, ``charts/``) matches
-    that name anywhere below, as before; an absolute glob is kept. Before, a path glob matched paths as typed,
+    that name anywhere below, as before; an absolute glob is kept. A ``/**/`` stands for zero or more directories
+    (:func:`_globstar_forms`), as in ruff's. Before, a path glob matched paths as typed,
     relative to the working directory: ``charts/*`` left ``charts/x.yaml`` out of ``kvlint check .`` run in the
     repository, and not out of ``kvlint check repo`` run beside it."""
     name = glob.rstrip("/") or glob
@@ -613,7 +614,34 @@ def _exclude_from(config_path: str, glob: str) -> tuple[str, ...]:
         return (glob,)
     here = os.path.abspath(os.path.dirname(config_path))
     dirs = dict.fromkeys((here, os.path.realpath(here)))
-    return tuple(os.path.join(d, os.path.normpath(name)) for d in dirs)
+    return tuple(form for d in dirs for form in _globstar_forms(os.path.join(d, os.path.normpath(name))))
+
+
+#: Most ``/**/`` of one glob whose every combination of zero and more directories :func:`_globstar_forms` spells
+#: out (2**4 = 16 forms); past it, only "all of them" and "none of them" (a hand-written glob holds one or two).
+_MAX_GLOBSTARS = 4
+
+
+def _globstar_forms(glob: str) -> list[str]:
+    """``glob`` and, for each ``/**/`` in it, the form where it stands for no directory (``/``): ruff's globs (globset)
+    read ``/**/`` as zero or more directories, while fnmatch, which the loader matches with
+    (:func:`kvlint.load._excluded`), reads it as at least one (``*`` crosses ``/`` there, but the two ``/`` stay), so
+    ``REPO/**/generated/*``, a configuration's ``**/generated/*`` anchored at its directory, never matched
+    ``REPO/generated/a.yaml``. Each combination when there are at most :data:`_MAX_GLOBSTARS`, else ``glob`` and
+    the form with none."""
+    parts = glob.split("/**/")
+    stars = len(parts) - 1
+    if stars == 0:
+        return [glob]
+    if stars > _MAX_GLOBSTARS:
+        return [glob, "/".join(parts)]
+    out: list[str] = []
+    for mask in range(1 << stars):
+        form = parts[0]
+        for i, part in enumerate(parts[1:]):
+            form += ("/" if mask >> i & 1 else "/**/") + part
+        out.append(form)
+    return out
 
 
 def _build(data: LDict, path: str) -> Config:

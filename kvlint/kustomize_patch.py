@@ -9,6 +9,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable
 
+from kvlint import filecache
 from kvlint.types import Document, Finding, LoadResult, Mark
 
 #: the workload kinds whose pod template a kustomize strategic-merge patch typically overrides
@@ -28,7 +29,8 @@ _MAX_KUSTOMIZATION_BYTES = 1 << 20
 _PATCH_FIELDS = ("patches", "patchesStrategicMerge", "patchesJson6902")
 
 
-#: The real paths of the kustomization directories the current run builds (:func:`kustomizations_built`).
+#: The real paths of the kustomization directories the current run built (:func:`kustomizations_built`,
+#: :func:`kustomization_built`).
 _BUILT: set[str] = set()
 
 #: How a kustomization file is read: :func:`kvlint.load.read_file` and :func:`kvlint.load.load_text`, handed over
@@ -46,19 +48,29 @@ def use_loader(
     global _READ, _LOAD
     _READ, _LOAD = read_file, load_text
     _patches_of.cache_clear()
+    _patching.cache_clear()
 
 
 def kustomizations_built(directories: Iterable[str]) -> None:
-    """Record the kustomization directories this run builds (:func:`kvlint.render.render_inputs`' plan, named or
-    met in a walk), replacing the previous run's: a patch one of them lists is linted through that build, and its
-    own KV002 is then an info. Set before the run's documents are analysed (the streaming run's workers, forked
-    after its context pass, inherit it)."""
+    """Record ``directories`` as the kustomization directories this run built, replacing the previous run's (
+    :func:`kvlint.render.render_inputs` starts each run with none and adds each one as its build succeeds,
+    :func:`kustomization_built`): a patch one of them lists is linted through that build, and its own KV002 is then
+    an info. Known before the run's documents are analysed: the renders run in the main process, before the
+    streaming run's workers are forked and before :func:`kvlint.render.load_inputs` reads its plain files'
+    KV002s."""
     _BUILT.clear()
     for d in directories:
-        try:
-            _BUILT.add(os.path.realpath(d))
-        except (OSError, ValueError):
-            continue
+        kustomization_built(d)
+
+
+def kustomization_built(directory: str) -> None:
+    """Record that this run built the kustomization in ``directory`` (its build printed the objects kvlint lints;
+    a build kustomize failed, kvlint refused or the walk's budget left out is not recorded: a patch it lists was
+    linted through nothing, and keeps the warning a patch linted alone gets)."""
+    try:
+        _BUILT.add(os.path.realpath(directory))
+    except (OSError, ValueError):
+        return
 
 
 def patching_kustomization(path: str) -> tuple[str, str] | None:
@@ -83,7 +95,10 @@ def patching_kustomization(path: str) -> tuple[str, str] | None:
 @functools.lru_cache(maxsize=1024)
 def _patching(path: str, size: int, mtime_ns: int) -> tuple[str, str] | None:
     """:func:`patching_kustomization` of the regular file ``path`` (its ``size`` and ``mtime_ns`` key the memo:
-    the streaming run asks it for each document of a file, a 20,000-document file 20,000 times)."""
+    the streaming run asks it for each document of a file, a 20,000-document file 20,000 times; the kustomization
+    it found is not in the key, so the memo is emptied where each run starts reading its inputs,
+    :func:`_forget_patches` registered with :mod:`kvlint.filecache`: a kustomization edited between two runs of one
+    process is read as it now is)."""
     try:
         real = os.path.realpath(path)
         directory = os.path.dirname(os.path.abspath(path))
@@ -111,6 +126,12 @@ def _patching(path: str, size: int, mtime_ns: int) -> tuple[str, str] | None:
     except (OSError, ValueError):
         return None
     return None
+
+
+@filecache.register
+def _forget_patches() -> None:
+    """Forget which files the previous run found a kustomization listing as patches (:func:`_patching`)."""
+    _patching.cache_clear()
 
 
 @functools.lru_cache(maxsize=256)

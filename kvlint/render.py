@@ -72,7 +72,7 @@ from typing import Any, BinaryIO, TextIO
 from kvlint import filecache
 from kvlint.chart_values import reader_of
 from kvlint.gpu_resources import MIG_RESOURCE_PREFIX, WHOLE_GPUS, amd_partition_of
-from kvlint.kustomize_patch import kustomizations_built, strategic_merge_patch_finding
+from kvlint.kustomize_patch import kustomization_built, kustomizations_built, strategic_merge_patch_finding
 from kvlint.load import (
     DEFAULT_MAX_FILE_BYTES,
     KUSTOMIZATION_FILES,
@@ -241,7 +241,9 @@ def _render_inputs(
 ) -> Iterator[LoadResult]:
     """Body of :func:`render_inputs`."""
     charts, kustomizations, notes = inputs.render_plan()
-    kustomizations_built(kustomizations)  # a patch they list, named too, is linted through them
+    # a patch a kustomization lists, named too, is linted through its build: each is recorded as it builds (one
+    # that fails, is refused or is left out by the walk's budget lints no patch)
+    kustomizations_built(())
     if notes:
         yield LoadResult(findings=notes)
     # what the renders of walks have spent: in this call, or in the run this call is part of (:func:`shared_walk_budget`)
@@ -276,12 +278,16 @@ def _render_inputs(
         if isinstance(timeout, str):
             yield walk_budget_finding(kdir, "kustomize", timeout, max_bytes)
             continue
-        yield _rendered_by(
+        loaded = _rendered_by(
             render_kustomize(
                 kdir, max_bytes=max_bytes, timeout=timeout, sizes=spent.sizes if walked else None
             ),
             str(kdir),
         )
+        # a failed or refused build is a KV001 and no document; a build that printed nothing is still a build
+        if loaded.documents or not any(f.rule == "KV001" for f in loaded.findings):
+            kustomization_built(kdir)
+        yield loaded
 
 
 def _rendered_by(loaded: LoadResult, directory: str) -> LoadResult:
