@@ -3707,10 +3707,11 @@ def _read_commands(
         )
         if head == "eval" and not forget and _hook_only(words[1:]):
             shell.forget_all(_SHELL_HOOK_NAMES)  # `eval "$(conda shell.bash hook)"`: the tool's own names
-        elif forget and head in _SOURCE and _ACTIVATE_RE.search(words[1].text) is not None:
-            # `. /opt/venv/bin/activate`: a Python environment's activation script, its own names only
+        elif forget and head in _SOURCE and (sets := _tool_environment(words[1].text)) is not None:
+            # `. /opt/venv/bin/activate`, `. /etc/profile`, `. "$HOME/.cargo/env"`: a tool's (or the system's) own
+            # environment script, its own names only
             forget = False
-            shell.forget_all(_SHELL_HOOK_NAMES)
+            shell.forget_all(sets)
         if reread is not None:
             # read in this shell: what it assigns and exports stays (`eval "export A=1"`); a prefix assignment holds
             # while it runs (`A=1 eval 'vllm serve m --x $A'`), and is the shell's before and after
@@ -3859,6 +3860,54 @@ _SHELL_HOOK_NAMES = (
 #: PS1; **[assumed]** an environment's own ``activate.d`` scripts set no setting of the engine's command), read as a
 #: shell hook (:data:`_SHELL_HOOK_NAMES`).
 _ACTIVATE_RE = re.compile(r"(?:\A|/)bin/activate\Z")
+
+#: Other environment scripts of a tool or of the system that a script sources to set the tool up, and the names each
+#: sets (:meth:`_Shell.forget_all`'s ``only``), where any other file may set any name:
+#:
+#: - conda's and mamba's profile scripts ``PREFIX/etc/profile.d/conda.sh`` / ``mamba.sh`` (conda
+#:   ``conda/shell/etc/profile.d/conda.sh``: the ``conda`` function, CONDA_EXE, _CE_M, _CE_CONDA, CONDA_PYTHON_EXE
+#:   written at install, CONDA_SHLVL, PS1 when unset): :data:`_SHELL_HOOK_NAMES`;
+#: - rustup's ``$HOME/.cargo/env`` (rust-lang/rustup ``src/cli/self_update/env.sh``: PATH only);
+#: - the system profile ``/etc/profile`` (Debian/Ubuntu base-files: PATH; PS1 only in an interactive shell; its
+#:   loop variable ``i``, unset after; Alpine's and RHEL's likewise set PATH and the login names USER, LOGNAME, MAIL,
+#:   HOSTNAME, HISTSIZE, HISTCONTROL, PAGER, CHARSET), which then sources ``/etc/profile.d/*.sh``: **[assumed]** the
+#:   image's packages' scripts there set their tools' environment, not a name the manifest's script sets or reads
+#:   for the engine's command (a file named in ``/etc/profile.d`` itself, ``. /etc/profile.d/env.sh``, stays unknown).
+#:
+#: Not here: a user's ``~/.bashrc``/``~/.profile`` (images append their own exports to them), nvm's ``nvm.sh``.
+_TOOL_ENVIRONMENTS: tuple[tuple[re.Pattern[str], tuple[tuple[str, ...], tuple[str, ...]]], ...] = (
+    (_ACTIVATE_RE, _SHELL_HOOK_NAMES),
+    (re.compile(r"(?:\A|/)etc/profile\.d/(?:conda|mamba)\.sh\Z"), _SHELL_HOOK_NAMES),
+    (re.compile(r"(?:\A|/)\.cargo/env\Z"), ((), ("PATH",))),
+    (
+        re.compile(r"\A/etc/profile\Z"),
+        (
+            (),
+            (
+                "PATH",
+                "PS1",
+                "i",
+                "USER",
+                "LOGNAME",
+                "MAIL",
+                "HOSTNAME",
+                "HISTSIZE",
+                "HISTCONTROL",
+                "PAGER",
+                "CHARSET",
+            ),
+        ),
+    ),
+)
+
+
+def _tool_environment(path: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The names a sourced file at ``path`` (as the shell expanded it; ``$HOME/.cargo/env`` as written) sets when it
+    is a tool's or the system's environment script (:data:`_TOOL_ENVIRONMENTS`), else None (it may set any)."""
+    for pattern, names in _TOOL_ENVIRONMENTS:
+        if pattern.search(path) is not None:
+            return names
+    return None
 
 
 def _hook_only(words: Sequence[ShellArg]) -> bool:

@@ -1,0 +1,151 @@
+"""Review of branch shell55 (review55D): what a sourced file kvlint does not read may set.
+
+shell55 made every variable unknown after any ``. FILE`` / ``source FILE`` kvlint does not read. That is right for a
+file of the manifest's author (``. /app/env.sh``), but a tool's or the system's own environment script sets only
+that tool's names: Debian's ``/etc/profile`` (base-files) sets PATH (and PS1 in an interactive shell) and unsets its
+loop variable; conda's ``etc/profile.d/conda.sh`` conda's own CONDA_*/_CE_* names and functions (conda
+``conda/shell/etc/profile.d/conda.sh``); rustup's ``$HOME/.cargo/env`` PATH only (rust-lang/rustup
+``src/cli/self_update/env.sh``). The script's own settings stay what they were, as bash and dash run them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kvlint.engines.shell import commands
+
+
+def _words(script: str, sh: bool = False, env: dict[str, str] | None = None) -> list[tuple[str, bool]]:
+    """The words (text, unresolved) kvlint reads for the ``vllm`` command of ``script``, after ``vllm``."""
+    (words,) = [c for c in commands(script, env or {}, sh=sh) if c and c[0].text == "vllm"]
+    return [(w.text, w.unresolved) for w in words[1:]]
+
+
+def _ran(shell: str, script: str, tmp_path: Path, env: dict[str, str]) -> list[str]:
+    """The arguments the ``vllm`` of ``script`` gets when ``shell -c script`` runs (``$SHIM_DIR`` holds that ``vllm``,
+    which the script puts on PATH itself: /etc/profile resets PATH)."""
+    path = shutil.which(shell)
+    if path is None:
+        pytest.skip(f"{shell} not installed")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    shim = bin_dir / "vllm"
+    shim.write_text('#!/bin/sh\nprintf "%s\\0" "$@" > "$ARGV_OUT"\n')
+    shim.chmod(0o755)
+    out = tmp_path / "argv"
+    out.unlink(missing_ok=True)
+    full = {
+        **env,
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "SHIM_DIR": str(bin_dir),
+        "ARGV_OUT": str(out),
+    }
+    subprocess.run([path, "-c", script], env=full, cwd=tmp_path, check=False, timeout=60, capture_output=True)
+    return out.read_bytes().decode().split("\0")[:-1] if out.exists() else []
+
+
+_PROFILE = Path("/etc/profile")
+
+
+@pytest.mark.parametrize("shell", ["bash", "dash"])
+@pytest.mark.parametrize("read", [".", "source"])
+def test_the_system_profile_keeps_the_scripts_settings(shell: str, read: str, tmp_path: Path) -> None:
+    """``. /etc/profile`` (the machine's own, run by the real shell) leaves the script's TP and the container's MODEL
+    as they were: the engine gets 2 and the model. kvlint made both unknown (KV503, not sized)."""
+    if not _PROFILE.is_file() or "profile.d" not in _PROFILE.read_text(errors="replace"):
+        pytest.skip("no system /etc/profile of the usual shape")
+    if shell == "dash" and read == "source":
+        pytest.skip("dash has no source")
+    script = (
+        f'TP=2; {read} /etc/profile; PATH="$SHIM_DIR:$PATH"; vllm serve $MODEL --tensor-parallel-size $TP'
+    )
+    got = _ran(shell, script, tmp_path, {"MODEL": "Qwen/Qwen2.5-7B-Instruct"})
+    assert got[-3:] == ["Qwen/Qwen2.5-7B-Instruct", "--tensor-parallel-size", "2"]
+    words = _words(script, sh=shell == "dash", env={"MODEL": "Qwen/Qwen2.5-7B-Instruct"})
+    assert words[-3:] == [
+        ("Qwen/Qwen2.5-7B-Instruct", False),
+        ("--tensor-parallel-size", False),
+        ("2", False),
+    ]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        ". /opt/conda/etc/profile.d/conda.sh",
+        "source /opt/conda/etc/profile.d/conda.sh && conda activate base",
+        'source "$CONDA_DIR/etc/profile.d/conda.sh"',
+        ". /opt/conda/etc/profile.d/mamba.sh",
+        '. "$HOME/.cargo/env"',
+        "source ~/.cargo/env",
+    ],
+)
+def test_a_tools_environment_script_sets_only_its_own_names(source: str) -> None:
+    """conda's profile script and rustup's cargo env set the tool's own names (and PATH), not the script's: TP and
+    the container's MODEL stay known; CONDA_PREFIX after conda's is unknown."""
+    script = f"TP=2; CONDA_PREFIX=/x; {source}; vllm serve $MODEL --tensor-parallel-size $TP $CONDA_PREFIX"
+    words = _words(script, env={"MODEL": "Qwen/Qwen2.5-7B-Instruct"})
+    assert words[1] == ("Qwen/Qwen2.5-7B-Instruct", False)
+    assert words[-2] == ("2", False)
+    if "conda" in source or "mamba" in source:
+        assert words[-1] == ("$CONDA_PREFIX", True)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        ". /app/env.sh",
+        "source ~/.bashrc",
+        ". /etc/profile.d/env.sh",
+        ". /opt/conda/etc/profile.d/conda.sh.bak",
+        ". /etc/profile.local",
+        ". /home/u/.cargo/env.sh",
+    ],
+)
+def test_another_sourced_file_still_may_set_any_variable(source: str) -> None:
+    """A file of the manifest's author (or a user's ``.bashrc``, which images append exports to) may set anything:
+    unknown, as shell55 made it."""
+    script = f"TP=2; {source}; vllm serve m --tensor-parallel-size $TP"
+    assert _words(script)[-1] == ("$TP", True)
+
+
+_POD = """apiVersion: v1
+kind: Pod
+metadata: {{name: p}}
+spec:
+  nodeSelector: {{cloud.google.com/gke-accelerator: nvidia-l4}}
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.11.0
+    command: [bash, -c]
+    env: [{{name: MODEL, value: Qwen/Qwen2.5-7B-Instruct}}]
+    args:
+    - |
+      {source}
+      vllm serve $MODEL --max-model-len 8192 --tensor-parallel-size ${{TP:-1}}
+    resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+
+
+@pytest.mark.parametrize(
+    "source", ["source /etc/profile", "source /opt/conda/etc/profile.d/conda.sh && conda activate vllm"]
+)
+def test_a_pod_that_sources_the_system_profile_is_sized(source: str, tmp_path: Path) -> None:
+    """End to end: the pod's model and layout are read (sized on its L4), where kvlint said KV503 and did not size
+    it."""
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
+    from kvlint.sizing import SIZED, sizing_of
+
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(_POD.format(source=source))
+    res = run_check([str(manifest)], Options(allow_hub=False))
+    (cr,) = res.containers
+    assert cr.serving is not None and cr.serving.model is not None
+    assert cr.serving.model.value == "Qwen/Qwen2.5-7B-Instruct"
+    assert not [d for d in res.diagnostics if d.rule == "KV503"]
+    assert sizing_of(cr) in SIZED
