@@ -149,3 +149,44 @@ def test_a_pod_that_sources_the_system_profile_is_sized(source: str, tmp_path: P
     assert cr.serving.model.value == "Qwen/Qwen2.5-7B-Instruct"
     assert not [d for d in res.diagnostics if d.rule == "KV503"]
     assert sizing_of(cr) in SIZED
+
+
+_SOURCED_MODEL_POD = """apiVersion: v1
+kind: Pod
+metadata: {{name: p}}
+spec:
+  nodeSelector: {{cloud.google.com/gke-accelerator: nvidia-l4}}
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.11.0
+    command: [bash, -c]
+    env: [{{name: MODEL, {value}}}]
+    args:
+    - |
+      {setup}
+      vllm serve $MODEL --max-model-len 8192
+    resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("setup", "value", "said"),
+    [
+        (". /app/env.sh", "value: Qwen/Qwen2.5-7B-Instruct", "a file it sources may"),
+        ("MODEL=$(cat /etc/model)", "value: Qwen/Qwen2.5-7B-Instruct", "the script sets it"),
+        ("true", "valueFrom: {secretKeyRef: {name: s, key: k}}", "no literal value in the container env"),
+    ],
+)
+def test_kv503_says_why_a_literal_env_value_is_unknown(
+    setup: str, value: str, said: str, tmp_path: Path
+) -> None:
+    """The container's env gives MODEL a literal value, and the script (or a file it sources) changes it: KV503 said
+    "no literal value in the container env", which is false and points the user at the wrong fix."""
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
+
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(_SOURCED_MODEL_POD.format(setup=setup, value=value))
+    res = run_check([str(manifest)], Options(allow_hub=False))
+    (kv503,) = [d for d in res.diagnostics if d.rule == "KV503" and "$MODEL" in d.message]
+    assert said in kv503.message

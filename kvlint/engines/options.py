@@ -286,6 +286,13 @@ def _unknown_why(container: object, word: str, maybe_set: Collection[str] | None
     if command_substitution(word):
         return "the output of a command, which kvlint does not run"
     name = _expansion_name(word)
+    if maybe_set is not None and name is not None and name in maybe_set and _env_literal(container, name):
+        # the env's literal value (which an envFrom does not override) changed in the script: by an assignment of a
+        # command's output, or by a file it sources (shell55: ``. /app/env.sh`` may set any name)
+        return (
+            f"the container env gives {name} a literal value, but the script sets it, or a file it sources may, to "
+            "a value kvlint does not read"
+        )
     if maybe_set is None or name is None or _env_declares(container, name):
         return "no literal value in the container env"
     if name in maybe_set:
@@ -315,6 +322,16 @@ def _env_declares(container: object, name: str) -> bool:
     """Whether the container's ``env`` list has an entry named ``name`` (with a value or a ``valueFrom``)."""
     env = container.get("env") if isinstance(container, dict) else None
     return isinstance(env, list) and any(isinstance(e, dict) and e.get("name") == name for e in env)
+
+
+def _env_literal(container: object, name: str) -> bool:
+    """Whether the container's ``env`` list gives ``name`` a literal ``value`` (a string; the last entry of that name
+    wins, as the kubelet builds the environment in order)."""
+    env = container.get("env") if isinstance(container, dict) else None
+    if not isinstance(env, list):
+        return False
+    entries = [e for e in env if isinstance(e, dict) and e.get("name") == name]
+    return bool(entries) and isinstance(entries[-1].get("value"), str) and "valueFrom" not in entries[-1]
 
 
 def arguments_not_all_read(cfg: ServingConfig, why: str, loc: Loc | None) -> None:
