@@ -190,3 +190,37 @@ def test_kv503_says_why_a_literal_env_value_is_unknown(
     res = run_check([str(manifest)], Options(allow_hub=False))
     (kv503,) = [d for d in res.diagnostics if d.rule == "KV503" and "$MODEL" in d.message]
     assert said in kv503.message
+
+
+RAY_MISTRAL = (
+    Path(__file__).resolve().parents[1]
+    / "fixtures"
+    / "collected"
+    / "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__gke-ray__rayserve__llm__mistral-7b__ray-service.yaml"
+)
+
+
+@pytest.mark.parametrize(("field", "kept"), [("pip", True), ("uv", False)])
+def test_a_ray_uv_range_does_not_keep_the_images_vllm(tmp_path: Path, field: str, kept: bool) -> None:
+    """GKE's Ray Serve sample on ray-llm 2.46.0 (which carries vLLM 0.8.5) with ``vllm>=0.8,<0.9``: pip in Ray's
+    virtualenv (``--system-site-packages``) finds the image's 0.8.5 and keeps it; Ray's ``uv`` field runs ``uv pip
+    install`` there, which does not see inherited packages (astral-sh/uv#4466) and installs the newest release in the
+    range. shell55 read both as pip (no KV504 note for uv); the uv one now says the release comes from the range."""
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
+
+    text = RAY_MISTRAL.read_text()
+    assert 'pip: ["vllm==0.4.3"]' in text and "image: rayproject/ray-ml:2.9.0" in text
+    out = tmp_path / "ray-service.yaml"
+    out.write_text(
+        text.replace('pip: ["vllm==0.4.3"]', f'{field}: ["vllm>=0.8,<0.9"]').replace(
+            "image: rayproject/ray-ml:2.9.0", "image: rayproject/ray-llm:2.46.0-py311-cu124"
+        )
+    )
+    res = run_check([str(out)], Options(allow_hub=False))
+    notes = [
+        d.message for d in res.diagnostics if d.rule == "KV504" and "within the range >=0.8,<0.9" in d.message
+    ]
+    assert bool(notes) is not kept, notes
+    if not kept:
+        assert all(f"runtime_env.{field}" in n and "uv takes the newest release" in n for n in notes)
