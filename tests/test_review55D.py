@@ -224,3 +224,38 @@ def test_a_ray_uv_range_does_not_keep_the_images_vllm(tmp_path: Path, field: str
     assert bool(notes) is not kept, notes
     if not kept:
         assert all(f"runtime_env.{field}" in n and "uv takes the newest release" in n for n in notes)
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        'eval "$(conda shell.bash hook 2>/dev/null)"',
+        'eval "$(/opt/conda/bin/conda shell.bash hook 2> /dev/null)"',
+        "eval \"$('/opt/conda/bin/conda' 'shell.bash' 'hook' 2> /dev/null)\"",
+        "source activate vllm",
+        ". activate vllm",
+        "source deactivate",
+    ],
+)
+def test_conda_set_up_as_its_docs_and_init_write_it_keeps_the_scripts_values(setup: str) -> None:
+    """conda's hook with its error output dropped (the form ``conda init`` writes, quoted words and ``2> /dev/null``)
+    and conda's legacy ``source activate ENV`` (the ``activate`` script bash's ``.`` finds on PATH, bash(1) ".": a
+    name without a slash is looked up in PATH; dash the same) set conda's names only: TP stays 2. shell55 read these
+    as any unread script (TP unknown)."""
+    script = f"TP=2; CONDA_PREFIX=/x; {setup}; vllm serve m --tensor-parallel-size $TP $CONDA_PREFIX"
+    assert _words(script)[-2:] == [("2", False), ("$CONDA_PREFIX", True)]
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        'eval "$(cat /etc/hook 2>/dev/null)"',
+        'eval "$(conda shell.bash hook; cat /etc/x)"',
+        "source activate.sh",
+        ". ./activate",
+    ],
+)
+def test_other_evals_and_activate_lookalikes_may_set_any_variable(setup: str) -> None:
+    """Not conda's: TP unknown, as shell55 made it."""
+    script = f"TP=2; {setup}; vllm serve m --tensor-parallel-size $TP"
+    assert _words(script)[-1] == ("$TP", True)

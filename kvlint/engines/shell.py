@@ -3834,7 +3834,7 @@ def _unread_script(word: ShellArg, env: Mapping[str, str]) -> bool:
     in ``env``; one neither the container's env nor the script sets is empty), not a known word nor one holding a
     reference among other text (``eval "vllm serve $MODEL"``: a value in a command kvlint reads)."""
     if word.substituted:
-        return _SHELL_HOOK_RE.fullmatch(word.text) is None
+        return not _shell_hook(word.text)
     m = _WHOLE_REFERENCE_RE.fullmatch(word.text) if word.unresolved else None
     return m is not None and _maybe_set(env, m.group(1) or m.group(2))
 
@@ -3847,6 +3847,20 @@ _SHELL_HOOK_RE = re.compile(
     r"\$\((?:[^()\s]*/)?(?:(?:conda|mamba|micromamba) shell(?:\.[a-z]+)?(?: [a-z-]+)*? hook(?: -s [a-z]+)?"
     r"|(?:conda|mamba|micromamba) shell hook(?: -s [a-z]+| --shell[ =][a-z]+)?|pyenv (?:virtualenv-)?init -)\)"
 )
+#: A hook's error output dropped at the end of its command substitution (``conda init``'s ``$('/opt/conda/bin/conda'
+#: 'shell.bash' 'hook' 2> /dev/null)``): the output, which ``eval`` runs, is the same.
+_HOOK_STDERR_RE = re.compile(r" 2> ?/dev/null\)\Z")
+
+
+def _shell_hook(text: str) -> bool:
+    """Whether the command substitution ``text`` is a tool's shell hook (:data:`_SHELL_HOOK_RE`), its words quoted
+    or not (``'conda' 'shell.bash' 'hook'``, as ``conda init`` writes it) and its error output dropped or not."""
+    if len(text) > 256:
+        return False
+    plain = _HOOK_STDERR_RE.sub(")", " ".join(text.replace("'", "").replace('"', "").split()))
+    return _SHELL_HOOK_RE.fullmatch(plain) is not None
+
+
 #: What a shell hook of :data:`_SHELL_HOOK_RE` sets: names with these prefixes, and these names.
 _SHELL_HOOK_NAMES = (
     ("CONDA_", "_CE_", "_CONDA", "MAMBA_", "_MAMBA", "PYENV", "_PYENV", "VIRTUAL_ENV", "_OLD_VIRTUAL_"),
@@ -3858,8 +3872,9 @@ _SHELL_HOOK_NAMES = (
 #: virtualenv's ``activate.sh``: VIRTUAL_ENV, VIRTUAL_ENV_PROMPT, PATH, PS1, the _OLD_VIRTUAL_* copies, PYTHONHOME
 #: unset, a ``deactivate`` function) or conda's ``bin/activate`` (conda's hook and ``conda activate``: CONDA_*, PATH,
 #: PS1; **[assumed]** an environment's own ``activate.d`` scripts set no setting of the engine's command), read as a
-#: shell hook (:data:`_SHELL_HOOK_NAMES`).
-_ACTIVATE_RE = re.compile(r"(?:\A|/)bin/activate\Z")
+#: shell hook (:data:`_SHELL_HOOK_NAMES`); also conda's legacy ``source activate ENV`` / ``source deactivate``, the
+#: script ``.`` finds on PATH (bash(1) ".": a name without a slash is looked up in PATH; dash the same).
+_ACTIVATE_RE = re.compile(r"(?:\A|/)bin/activate\Z|\A(?:de)?activate\Z")
 
 #: Other environment scripts of a tool or of the system that a script sources to set the tool up, and the names each
 #: sets (:meth:`_Shell.forget_all`'s ``only``), where any other file may set any name:
@@ -3912,9 +3927,7 @@ def _tool_environment(path: str) -> tuple[tuple[str, ...], tuple[str, ...]] | No
 
 def _hook_only(words: Sequence[ShellArg]) -> bool:
     """Whether an ``eval``'s words are only tool shell hooks (:data:`_SHELL_HOOK_RE`) and known words."""
-    return any(w.substituted for w in words) and all(
-        not w.substituted or _SHELL_HOOK_RE.fullmatch(w.text) is not None for w in words
-    )
+    return any(w.substituted for w in words) and all(not w.substituted or _shell_hook(w.text) for w in words)
 
 
 #: A word that is one variable reference and nothing else: ``$A``, ``${A}``.
