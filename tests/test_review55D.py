@@ -259,3 +259,68 @@ def test_other_evals_and_activate_lookalikes_may_set_any_variable(setup: str) ->
     """Not conda's: TP unknown, as shell55 made it."""
     script = f"TP=2; {setup}; vllm serve m --tensor-parallel-size $TP"
     assert _words(script)[-1] == ("$TP", True)
+
+
+def _reference_pod(tmp_path: Path, script: str, env: str) -> object:
+    """run_check of a bash -c vLLM pod on an L4 running ``script``, with the container fields ``env`` (YAML lines)."""
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
+
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+        "  nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n  containers:\n  - name: vllm\n"
+        "    image: vllm/vllm-openai:v0.11.0\n    command: [bash, -c]\n"
+        f"    args: ['{script}']\n{env}    resources: {{limits: {{nvidia.com/gpu: 1}}}}\n"
+    )
+    return run_check([str(manifest)], Options(allow_hub=False))
+
+
+def test_an_undefined_kubernetes_reference_in_a_script_expands_to_nothing(tmp_path: Path) -> None:
+    """``$(VLLM_EXTRA)`` with no env entry: the kubelet leaves it, bash runs a command named VLLM_EXTRA (not found)
+    and the substitution is empty, so vLLM gets no such word (checked with the real bash). kvlint read the text as a
+    vLLM positional: a KV205 error the engine never raises."""
+    path = shutil.which("bash")
+    if path is not None:
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        (bin_dir / "vllm").write_text('#!/bin/sh\nprintf "%s\\0" "$@" > "$ARGV_OUT"\n')
+        (bin_dir / "vllm").chmod(0o755)
+        out = tmp_path / "argv"
+        subprocess.run(
+            [path, "-c", "vllm serve m --max-model-len 8192 $(VLLM_EXTRA)"],
+            env={"PATH": f"{bin_dir}:/usr/bin:/bin", "ARGV_OUT": str(out)},
+            check=False,
+            timeout=60,
+            capture_output=True,
+        )
+        assert out.read_bytes().decode().split("\0")[:-1] == ["serve", "m", "--max-model-len", "8192"]
+    res = _reference_pod(
+        tmp_path, "vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 8192 $(VLLM_EXTRA)", ""
+    )
+    assert not [d for d in res.diagnostics if d.rule == "KV205"]  # type: ignore[attr-defined]
+    (note,) = [d for d in res.diagnostics if d.rule == "KV503"]  # type: ignore[attr-defined]
+    assert note.severity == "info" and "expands to nothing" in note.message
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        "    env: [{name: VLLM_EXTRA, valueFrom: {secretKeyRef: {name: s, key: k}}}]\n",
+        "    envFrom: [{secretRef: {name: s}}]\n",
+    ],
+)
+def test_a_kubernetes_reference_to_an_unknown_value_is_words_kvlint_cannot_see(
+    tmp_path: Path, env: str
+) -> None:
+    """The kubelet expands ``$(VLLM_EXTRA)`` to the Secret's value, which the shell splits into the engine's words:
+    the layout may be among them (KV503 warning, not sized), where kvlint said KV205 and sized the defaults."""
+    from kvlint.sizing import SIZED, sizing_of
+
+    res = _reference_pod(
+        tmp_path, "vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 8192 $(VLLM_EXTRA)", env
+    )
+    assert not [d for d in res.diagnostics if d.rule == "KV205"]  # type: ignore[attr-defined]
+    assert [d for d in res.diagnostics if d.rule == "KV503" and d.severity == "warning"]  # type: ignore[attr-defined]
+    (cr,) = res.containers  # type: ignore[attr-defined]
+    assert sizing_of(cr) not in SIZED
