@@ -179,11 +179,20 @@ def command_substitution(word: str) -> bool:
 _KUBERNETES_REFERENCE_RE = re.compile(r"\$\([A-Z_][A-Z0-9_]*\)")
 
 
+def kubernetes_reference(word: str) -> bool:
+    """Whether a command word is a whole Kubernetes ``$(VAR)`` reference left as written (:func:`command_substitution`
+    leaves it out): in a shell script's words, the kubelet expanded it to VAR's value when the container's
+    environment has VAR (a ``valueFrom`` or an ``envFrom`` kvlint did not read), and else left it, which the shell
+    then runs as a command named VAR (bash(1) "Command Substitution"; dash the same)."""
+    return _KUBERNETES_REFERENCE_RE.fullmatch(word) is not None
+
+
 def unseen_expansion(word: str) -> bool:
     """Whether a shell script's command word, where the engine expects an option, may expand to words kvlint cannot
-    see: a :func:`bare_expansion` (``$ARGS``, ``${ARGS[@]}``, ``$@``) or a :func:`command_substitution`
-    (``$(cat /etc/args)``)."""
-    return bare_expansion(word) or command_substitution(word)
+    see: a :func:`bare_expansion` (``$ARGS``, ``${ARGS[@]}``, ``$@``), a :func:`command_substitution`
+    (``$(cat /etc/args)``) or a :func:`kubernetes_reference` (``$(VLLM_EXTRA_ARGS)``: the kubelet's expansion, or a
+    command the shell runs; :func:`bare_expansion_unread` tells them apart)."""
+    return bare_expansion(word) or command_substitution(word) or kubernetes_reference(word)
 
 
 #: The source (``_Item.source`` of :mod:`kvlint.engines.command`, the ``sources`` the engine parsers take) of a word
@@ -249,6 +258,9 @@ def bare_expansion_unread(
     (the same assumption :func:`kvlint.engines.shell` makes for ``${X:-d}``: the image's ``ENV`` is not read), so
     bash expands the word to nothing: an info note, and the engine defaults stand (a KServe LLMInferenceService
     preset's ``${VLLM_ADDITIONAL_ARGS}`` that the service does not set)."""
+    if kubernetes_reference(word):
+        _kubernetes_reference_unread(cfg, word, loc)
+        return
     if _declared_unknown(cfg.container, word) if maybe_set is None else _may_hold_words(word, maybe_set):
         where = _unknown_why(cfg.container, word, maybe_set)
         arguments_not_all_read(cfg, f"{word} expands to arguments kvlint cannot see ({where})", loc)
@@ -258,6 +270,38 @@ def bare_expansion_unread(
             rule="KV503",
             message=f"{word} expands to arguments kvlint cannot see (not set in the container env: the shell "
             "expands it to nothing unless the image sets it)",
+            loc=loc,
+            severity="info",
+            mark=Mark.VARIABLE_UNRESOLVED,
+        )
+    )
+
+
+def _kubernetes_reference_unread(cfg: ServingConfig, word: str, loc: Loc | None) -> None:
+    """:func:`bare_expansion_unread` for a :func:`kubernetes_reference` ``$(VAR)`` among a shell script's engine
+    words: when the container's env names VAR without a literal value (a ``valueFrom``) or has an ``envFrom`` kvlint
+    did not read, the kubelet expanded it to a value kvlint does not know, which the shell splits into words
+    (:func:`arguments_not_all_read`, KV503); else the kubelet left it as written (Kubernetes API, ``Container.args``:
+    "If a variable cannot be resolved, the reference in the input string will be unchanged") and the shell runs a
+    command named VAR, **[assumed]** not in the image ("command not found" on its error output): it expands to
+    nothing, and the engine starts without the options it was meant to hold (a KV503 note). Was read as the engine's
+    literal word (vLLM: a KV205 "unexpected positional argument" error the engine never raises)."""
+    name = word[2:-1]
+    if _declared_unknown(cfg.container, word):
+        arguments_not_all_read(
+            cfg,
+            f"{word} expands to arguments kvlint cannot see (the kubelet expands it to {name}'s value, which kvlint "
+            "does not read)",
+            loc,
+        )
+        return
+    names = {"vllm": "vLLM", "tgi": "TGI", "sglang": "SGLang"}
+    cfg.findings.append(
+        Finding(
+            rule="KV503",
+            message=f"{word}: the container env does not define {name}, so Kubernetes leaves it as written and the "
+            f"shell runs a command named {name} (not found), which expands to nothing: "
+            f"{names.get(cfg.engine, cfg.engine)} starts without the options it was meant to hold",
             loc=loc,
             severity="info",
             mark=Mark.VARIABLE_UNRESOLVED,
@@ -286,6 +330,13 @@ def _unknown_why(container: object, word: str, maybe_set: Collection[str] | None
     if command_substitution(word):
         return "the output of a command, which kvlint does not run"
     name = _expansion_name(word)
+    if maybe_set is not None and name is not None and name in maybe_set and _env_literal(container, name):
+        # the env's literal value (which an envFrom does not override) changed in the script: by an assignment of a
+        # command's output, or by a file it sources (shell55: ``. /app/env.sh`` may set any name)
+        return (
+            f"the container env gives {name} a literal value, but the script sets it, or a file it sources may, to "
+            "a value kvlint does not read"
+        )
     if maybe_set is None or name is None or _env_declares(container, name):
         return "no literal value in the container env"
     if name in maybe_set:
@@ -315,6 +366,16 @@ def _env_declares(container: object, name: str) -> bool:
     """Whether the container's ``env`` list has an entry named ``name`` (with a value or a ``valueFrom``)."""
     env = container.get("env") if isinstance(container, dict) else None
     return isinstance(env, list) and any(isinstance(e, dict) and e.get("name") == name for e in env)
+
+
+def _env_literal(container: object, name: str) -> bool:
+    """Whether the container's ``env`` list gives ``name`` a literal ``value`` (a string; the last entry of that name
+    wins, as the kubelet builds the environment in order)."""
+    env = container.get("env") if isinstance(container, dict) else None
+    if not isinstance(env, list):
+        return False
+    entries = [e for e in env if isinstance(e, dict) and e.get("name") == name]
+    return bool(entries) and isinstance(entries[-1].get("value"), str) and "valueFrom" not in entries[-1]
 
 
 def arguments_not_all_read(cfg: ServingConfig, why: str, loc: Loc | None) -> None:

@@ -3707,10 +3707,11 @@ def _read_commands(
         )
         if head == "eval" and not forget and _hook_only(words[1:]):
             shell.forget_all(_SHELL_HOOK_NAMES)  # `eval "$(conda shell.bash hook)"`: the tool's own names
-        elif forget and head in _SOURCE and _ACTIVATE_RE.search(words[1].text) is not None:
-            # `. /opt/venv/bin/activate`: a Python environment's activation script, its own names only
+        elif forget and head in _SOURCE and (sets := _tool_environment(words[1].text)) is not None:
+            # `. /opt/venv/bin/activate`, `. /etc/profile`, `. "$HOME/.cargo/env"`: a tool's (or the system's) own
+            # environment script, its own names only
             forget = False
-            shell.forget_all(_SHELL_HOOK_NAMES)
+            shell.forget_all(sets)
         if reread is not None:
             # read in this shell: what it assigns and exports stays (`eval "export A=1"`); a prefix assignment holds
             # while it runs (`A=1 eval 'vllm serve m --x $A'`), and is the shell's before and after
@@ -3833,7 +3834,7 @@ def _unread_script(word: ShellArg, env: Mapping[str, str]) -> bool:
     in ``env``; one neither the container's env nor the script sets is empty), not a known word nor one holding a
     reference among other text (``eval "vllm serve $MODEL"``: a value in a command kvlint reads)."""
     if word.substituted:
-        return _SHELL_HOOK_RE.fullmatch(word.text) is None
+        return not _shell_hook(word.text)
     m = _WHOLE_REFERENCE_RE.fullmatch(word.text) if word.unresolved else None
     return m is not None and _maybe_set(env, m.group(1) or m.group(2))
 
@@ -3846,6 +3847,20 @@ _SHELL_HOOK_RE = re.compile(
     r"\$\((?:[^()\s]*/)?(?:(?:conda|mamba|micromamba) shell(?:\.[a-z]+)?(?: [a-z-]+)*? hook(?: -s [a-z]+)?"
     r"|(?:conda|mamba|micromamba) shell hook(?: -s [a-z]+| --shell[ =][a-z]+)?|pyenv (?:virtualenv-)?init -)\)"
 )
+#: A hook's error output dropped at the end of its command substitution (``conda init``'s ``$('/opt/conda/bin/conda'
+#: 'shell.bash' 'hook' 2> /dev/null)``): the output, which ``eval`` runs, is the same.
+_HOOK_STDERR_RE = re.compile(r" 2> ?/dev/null\)\Z")
+
+
+def _shell_hook(text: str) -> bool:
+    """Whether the command substitution ``text`` is a tool's shell hook (:data:`_SHELL_HOOK_RE`), its words quoted
+    or not (``'conda' 'shell.bash' 'hook'``, as ``conda init`` writes it) and its error output dropped or not."""
+    if len(text) > 256:
+        return False
+    plain = _HOOK_STDERR_RE.sub(")", " ".join(text.replace("'", "").replace('"', "").split()))
+    return _SHELL_HOOK_RE.fullmatch(plain) is not None
+
+
 #: What a shell hook of :data:`_SHELL_HOOK_RE` sets: names with these prefixes, and these names.
 _SHELL_HOOK_NAMES = (
     ("CONDA_", "_CE_", "_CONDA", "MAMBA_", "_MAMBA", "PYENV", "_PYENV", "VIRTUAL_ENV", "_OLD_VIRTUAL_"),
@@ -3857,15 +3872,62 @@ _SHELL_HOOK_NAMES = (
 #: virtualenv's ``activate.sh``: VIRTUAL_ENV, VIRTUAL_ENV_PROMPT, PATH, PS1, the _OLD_VIRTUAL_* copies, PYTHONHOME
 #: unset, a ``deactivate`` function) or conda's ``bin/activate`` (conda's hook and ``conda activate``: CONDA_*, PATH,
 #: PS1; **[assumed]** an environment's own ``activate.d`` scripts set no setting of the engine's command), read as a
-#: shell hook (:data:`_SHELL_HOOK_NAMES`).
-_ACTIVATE_RE = re.compile(r"(?:\A|/)bin/activate\Z")
+#: shell hook (:data:`_SHELL_HOOK_NAMES`); also conda's legacy ``source activate ENV`` / ``source deactivate``, the
+#: script ``.`` finds on PATH (bash(1) ".": a name without a slash is looked up in PATH; dash the same).
+_ACTIVATE_RE = re.compile(r"(?:\A|/)bin/activate\Z|\A(?:de)?activate\Z")
+
+#: Other environment scripts of a tool or of the system that a script sources to set the tool up, and the names each
+#: sets (:meth:`_Shell.forget_all`'s ``only``), where any other file may set any name:
+#:
+#: - conda's and mamba's profile scripts ``PREFIX/etc/profile.d/conda.sh`` / ``mamba.sh`` (conda
+#:   ``conda/shell/etc/profile.d/conda.sh``: the ``conda`` function, CONDA_EXE, _CE_M, _CE_CONDA, CONDA_PYTHON_EXE
+#:   written at install, CONDA_SHLVL, PS1 when unset): :data:`_SHELL_HOOK_NAMES`;
+#: - rustup's ``$HOME/.cargo/env`` (rust-lang/rustup ``src/cli/self_update/env.sh``: PATH only);
+#: - the system profile ``/etc/profile`` (Debian/Ubuntu base-files: PATH; PS1 only in an interactive shell; its
+#:   loop variable ``i``, unset after; Alpine's and RHEL's likewise set PATH and the login names USER, LOGNAME, MAIL,
+#:   HOSTNAME, HISTSIZE, HISTCONTROL, PAGER, CHARSET), which then sources ``/etc/profile.d/*.sh``: **[assumed]** the
+#:   image's packages' scripts there set their tools' environment, not a name the manifest's script sets or reads
+#:   for the engine's command (a file named in ``/etc/profile.d`` itself, ``. /etc/profile.d/env.sh``, stays unknown).
+#:
+#: Not here: a user's ``~/.bashrc``/``~/.profile`` (images append their own exports to them), nvm's ``nvm.sh``.
+_TOOL_ENVIRONMENTS: tuple[tuple[re.Pattern[str], tuple[tuple[str, ...], tuple[str, ...]]], ...] = (
+    (_ACTIVATE_RE, _SHELL_HOOK_NAMES),
+    (re.compile(r"(?:\A|/)etc/profile\.d/(?:conda|mamba)\.sh\Z"), _SHELL_HOOK_NAMES),
+    (re.compile(r"(?:\A|/)\.cargo/env\Z"), ((), ("PATH",))),
+    (
+        re.compile(r"\A/etc/profile\Z"),
+        (
+            (),
+            (
+                "PATH",
+                "PS1",
+                "i",
+                "USER",
+                "LOGNAME",
+                "MAIL",
+                "HOSTNAME",
+                "HISTSIZE",
+                "HISTCONTROL",
+                "PAGER",
+                "CHARSET",
+            ),
+        ),
+    ),
+)
+
+
+def _tool_environment(path: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The names a sourced file at ``path`` (as the shell expanded it; ``$HOME/.cargo/env`` as written) sets when it
+    is a tool's or the system's environment script (:data:`_TOOL_ENVIRONMENTS`), else None (it may set any)."""
+    for pattern, names in _TOOL_ENVIRONMENTS:
+        if pattern.search(path) is not None:
+            return names
+    return None
 
 
 def _hook_only(words: Sequence[ShellArg]) -> bool:
     """Whether an ``eval``'s words are only tool shell hooks (:data:`_SHELL_HOOK_RE`) and known words."""
-    return any(w.substituted for w in words) and all(
-        not w.substituted or _SHELL_HOOK_RE.fullmatch(w.text) is not None for w in words
-    )
+    return any(w.substituted for w in words) and all(not w.substituted or _shell_hook(w.text) for w in words)
 
 
 #: A word that is one variable reference and nothing else: ``$A``, ``${A}``.

@@ -47,6 +47,7 @@ from kvlint.engines.options import (
     command_substitution,
     human_readable_int,
     json_too_deep,
+    kubernetes_reference,
     literal_dollar,
     literal_dollar_said,
     parse_json_or_str,
@@ -1080,9 +1081,15 @@ class _Parser:
                     # settings they may give are not taken at the defaults: arguments_not_all_read, once the command
                     # is read). A command substitution where the model goes (``vllm serve $(cat /models/name)``) is
                     # also the model, known only when the container runs (KV502 names it so)
-                    if self.unseen is None:
+                    # (a Kubernetes ``$(MODEL)`` where the model goes stays the model, KV502's as before)
+                    model_reference = kubernetes_reference(tok) and positional_model and self.model is None
+                    if self.unseen is None and not model_reference:
                         self.unseen = (tok, loc)
-                    if not (command_substitution(tok) and positional_model and self.model is None):
+                    if not (
+                        (command_substitution(tok) or model_reference)
+                        and positional_model
+                        and self.model is None
+                    ):
                         continue
                 if positional_model and self.model is None:
                     self.set("model_tag", "model_tag", tok, tok, loc, src)

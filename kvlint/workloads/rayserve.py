@@ -592,7 +592,10 @@ def _pinned_vllm(
     ``create_or_get_virtualenv``: ``--system-site-packages``, or a clone of the image's virtualenv), where pip keeps
     the vLLM ``image`` carries when the range admits it ("Requirement already satisfied": no release here, the image's
     stays) and else installs the newest release the range admits, taken as the newest kvlint models in it
-    (:func:`kvlint.engines.requirements.newest_admitted`; none when the range admits the newest kvlint models)."""
+    (:func:`kvlint.engines.requirements.newest_admitted`; none when the range admits the newest kvlint models).
+    ``uv`` keeps no release of the image's: Ray runs ``uv pip install`` in that virtualenv (ray-project/ray
+    ``python/ray/_private/runtime_env/uv.py`` ``UvProcessor._install_uv_packages``), and uv does not look at the
+    inherited site packages (astral-sh/uv#4466, #7358: it installs the range's newest release into the virtualenv)."""
     reader = reader or RequirementReader("vllm")
     ranged: tuple[str, Loc | None, str] | None = None
     for field in ("pip", "uv"):
@@ -613,7 +616,7 @@ def _pinned_vllm(
         from kvlint.engines.vllm_flags_data import VERSIONS
 
         spec, rloc, field = ranged
-        carried = engine_release(image, "vllm", None) if image else None
+        carried = engine_release(image, "vllm", None) if image and field == "runtime_env.pip" else None
         if carried is not None and range_admits(spec, carried):
             return None, None, "", ""
         release = newest_admitted(spec, VERSIONS)
@@ -622,13 +625,15 @@ def _pinned_vllm(
     return None, None, "", ""
 
 
-def _within(spec: str, release: str | None) -> str:
-    """The words KV504 adds for a release taken from a version range (:func:`_pinned_vllm`)."""
+def _within(spec: str, release: str | None, field: str = "pip") -> str:
+    """The words KV504 adds for a release taken from a version range (:func:`_pinned_vllm`); ``field`` the
+    runtime_env field it came from (``...uv``: uv installs it, else pip)."""
     if not spec:
         return ""
+    installer = "uv" if field.endswith("uv") else "pip"
     return (
-        f" (within the range {spec}: pip takes the newest release in it on its index the day the pod starts, which may "
-        f"be later than {release}, the newest kvlint models in the range)"
+        f" (within the range {spec}: {installer} takes the newest release in it on its index the day the pod starts, "
+        f"which may be later than {release}, the newest kvlint models in the range)"
     )
 
 
@@ -853,7 +858,7 @@ class _Reader:
                 _finding(
                     "KV504",
                     f"vLLM {pin} is read from {field}, which Ray installs for the application over the "
-                    "image's Python environment" + _within(spec, pin),
+                    "image's Python environment" + _within(spec, pin, field),
                     ploc,
                     severity="info",
                 )
@@ -1030,7 +1035,7 @@ class _Reader:
             note = _finding(
                 "KV504",
                 f"vLLM {pin} is read from {field}, which Ray installs for the LLM's deployment and engine workers "
-                "over the image's Python environment" + _within(spec, pin),
+                "over the image's Python environment" + _within(spec, pin, field),
                 ploc,
                 severity="info",
             )
