@@ -475,14 +475,19 @@ class _Kept:
 
     def admits(self, delta: tuple[tuple[int, Any], ...]) -> bool:
         """Whether plans of settings whose :func:`settings_delta` is ``delta`` may be kept: written out
-        (``repr``) in at most :data:`KEPT_KEY_CHARS` characters, and holding no draft model. Asked of the
+        (``repr``) in at most :data:`KEPT_KEY_CHARS` characters (False where ``repr`` cannot write it, nested
+        deeper than it recurses), and holding no draft model. Asked of the
         settings a container was read with (a scope's delta, one object per settings object), not of a
         remedy's changed settings, whose changes are kvlint's own values; the last answer is kept."""
         last = self.last
         if last is not None and last[0] is delta:
             return last[1]
-        written = repr(delta)
-        ok = len(written) <= KEPT_KEY_CHARS and _MODEL_TAG not in written
+        try:
+            written = repr(delta)
+        except RecursionError:  # nested deeper than repr writes (a hostile --hf-overrides): over the limit
+            ok = False
+        else:
+            ok = len(written) <= KEPT_KEY_CHARS and _MODEL_TAG not in written
         self.last = (delta, ok)
         return ok
 
