@@ -228,3 +228,20 @@ def test_settings_nested_too_deep_to_write_are_planned_not_kept(tmp_path: Path) 
         alone = _answers(_bodies(path))
         keep_plans(KEPT_PLANS)
         assert _answers(_bodies(path)) == alone, depth
+
+
+def test_settings_nested_too_deep_to_key_are_planned_not_memoised(tmp_path: Path) -> None:
+    """Settings whose ``--hf-overrides`` nests deeper than the memo's key recurses (still valid JSON, which vLLM
+    reads) are planned without the memo: reviewed, with plans kept and without, and checked, as the settings
+    deserve (KV103 for the L4 fixture), where they used to end in KV503 (RecursionError) and be admitted."""
+    for depth in (500, 700):
+        path = tmp_path / f"deep{depth}.yaml"
+        path.write_text(_nested_overrides(depth))
+        keep_plans(0)
+        alone = _answers(_bodies(path))
+        keep_plans(KEPT_PLANS)
+        assert _answers(_bodies(path)) == alone, depth
+        assert b"KV103" in alone[0][1] and b"KV503" not in alone[0][1], depth
+        keep_plans(0)
+        rules = {d.rule for d in run_check([str(path)], Options(allow_hub=False)).diagnostics}
+        assert "KV103" in rules and "KV503" not in rules, (depth, rules)

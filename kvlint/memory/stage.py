@@ -374,7 +374,8 @@ class _Scope:
         changes: dict[str, Any] | None = None,
     ) -> tuple[Any, ...] | None:
         """The memo key of ``settings.changed(**changes)`` planned for ``model`` on ``gpu``, or None when an
-        input cannot be keyed by value: the GPU and the model as above, and the changed settings' delta
+        input cannot be keyed by value (or is nested deeper than Python recurses, RecursionError): the GPU and the
+        model as above, and the changed settings' delta
         (:func:`changed_delta`, from this settings object's delta without building the changed settings)."""
         acc, total = gpu
         try:
@@ -386,7 +387,10 @@ class _Scope:
                 _frozen(total),
                 changed_delta(base, changes) if changes else base,
             )
-        except _Unkeyable:
+        except (
+            _Unkeyable,
+            RecursionError,
+        ):  # (a value nested deeper than Python recurses: planned, not memoised)
             return None
 
 
