@@ -200,3 +200,48 @@ def test_keep_plans_refuses_a_negative_limit_and_zero_drops_what_was_kept() -> N
     assert not stage._KEPT.plans
     cr = _cr()
     assert cr.plan_detail is not None and not stage._KEPT.plans
+
+
+def _nested_overrides(depth: int) -> str:
+    """The L4 fixture with ``--hf-overrides`` a JSON object nested ``depth`` deep (valid JSON, which vLLM reads:
+    Python's json module nests far deeper than this)."""
+    nested = "1"
+    for _ in range(depth):
+        nested = '{"a":' + nested + "}"
+    text = L4.read_text()
+    flag = "- --gpu-memory-utilization=0.90"
+    assert flag in text
+    return text.replace(flag, flag + '\n            - --hf-overrides\n            - \'{"x":' + nested + "}'")
+
+
+def test_settings_nested_too_deep_to_write_are_planned_not_kept(tmp_path: Path) -> None:
+    """A settings delta that ``repr`` cannot write (nested deeper than it recurses) is not kept, and the review
+    answers as it does with nothing kept: it used to end in KV503 (RecursionError) with plans kept only."""
+    deep: Any = 1
+    for _ in range(20_000):
+        deep = (tuple, ((deep,),))
+    assert stage._KEPT.admits(((0, deep),)) is False
+    for depth in (250, 300, 350, 400, 450):
+        path = tmp_path / f"deep{depth}.yaml"
+        path.write_text(_nested_overrides(depth))
+        keep_plans(0)
+        alone = _answers(_bodies(path))
+        keep_plans(KEPT_PLANS)
+        assert _answers(_bodies(path)) == alone, depth
+
+
+def test_settings_nested_too_deep_to_key_are_planned_not_memoised(tmp_path: Path) -> None:
+    """Settings whose ``--hf-overrides`` nests deeper than the memo's key recurses (still valid JSON, which vLLM
+    reads) are planned without the memo: reviewed, with plans kept and without, and checked, as the settings
+    deserve (KV103 for the L4 fixture), where they used to end in KV503 (RecursionError) and be admitted."""
+    for depth in (500, 700):
+        path = tmp_path / f"deep{depth}.yaml"
+        path.write_text(_nested_overrides(depth))
+        keep_plans(0)
+        alone = _answers(_bodies(path))
+        keep_plans(KEPT_PLANS)
+        assert _answers(_bodies(path)) == alone, depth
+        assert b"KV103" in alone[0][1] and b"KV503" not in alone[0][1], depth
+        keep_plans(0)
+        rules = {d.rule for d in run_check([str(path)], Options(allow_hub=False)).diagnostics}
+        assert "KV103" in rules and "KV503" not in rules, (depth, rules)

@@ -374,7 +374,8 @@ class _Scope:
         changes: dict[str, Any] | None = None,
     ) -> tuple[Any, ...] | None:
         """The memo key of ``settings.changed(**changes)`` planned for ``model`` on ``gpu``, or None when an
-        input cannot be keyed by value: the GPU and the model as above, and the changed settings' delta
+        input cannot be keyed by value (or is nested deeper than Python recurses, RecursionError): the GPU and the
+        model as above, and the changed settings' delta
         (:func:`changed_delta`, from this settings object's delta without building the changed settings)."""
         acc, total = gpu
         try:
@@ -386,7 +387,10 @@ class _Scope:
                 _frozen(total),
                 changed_delta(base, changes) if changes else base,
             )
-        except _Unkeyable:
+        except (
+            _Unkeyable,
+            RecursionError,
+        ):  # (a value nested deeper than Python recurses: planned, not memoised)
             return None
 
 
@@ -475,14 +479,19 @@ class _Kept:
 
     def admits(self, delta: tuple[tuple[int, Any], ...]) -> bool:
         """Whether plans of settings whose :func:`settings_delta` is ``delta`` may be kept: written out
-        (``repr``) in at most :data:`KEPT_KEY_CHARS` characters, and holding no draft model. Asked of the
+        (``repr``) in at most :data:`KEPT_KEY_CHARS` characters (False where ``repr`` cannot write it, nested
+        deeper than it recurses), and holding no draft model. Asked of the
         settings a container was read with (a scope's delta, one object per settings object), not of a
         remedy's changed settings, whose changes are kvlint's own values; the last answer is kept."""
         last = self.last
         if last is not None and last[0] is delta:
             return last[1]
-        written = repr(delta)
-        ok = len(written) <= KEPT_KEY_CHARS and _MODEL_TAG not in written
+        try:
+            written = repr(delta)
+        except RecursionError:  # nested deeper than repr writes (a hostile --hf-overrides): over the limit
+            ok = False
+        else:
+            ok = len(written) <= KEPT_KEY_CHARS and _MODEL_TAG not in written
         self.last = (delta, ok)
         return ok
 
