@@ -33,6 +33,21 @@ MAX_INIT_CONTAINERS = 16
 
 _VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _HUB_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def _is_hub_repo(repo_id: str) -> bool:
+    """Whether ``repo_id`` is a Hub model repository id ``ORG/NAME`` as huggingface_hub accepts one
+    (``huggingface_hub/utils/_validators.py`` ``validate_repo_id``: letters, digits, ``-``, ``_``, ``.``, no ``--``
+    nor ``..``, at most 96 characters): a path (``/tmp/x``, ``../..``) is refused there, names no repository, and
+    must not be looked up as a directory on the machine running kvlint."""
+    return (
+        len(repo_id) <= 96
+        and _HUB_REPO.match(repo_id) is not None
+        and ".." not in repo_id
+        and "--" not in repo_id
+    )
+
+
 _HUB_URL = re.compile(r"^https?://(?:www\.)?(?:huggingface\.co|hf\.co)/([^/\s]+/[^/\s]+?)(?:\.git)?/?$")
 #: ``snapshot_download(...)`` in a Python snippet, its arguments (one level of parentheses inside them)
 _SNAPSHOT = re.compile(r"snapshot_download\s*\((?P<args>(?:[^()]|\([^()]{0,200}\)){0,2000})\)")
@@ -89,6 +104,8 @@ def _init_download(
         for written_src, written_dest, appends_name in _copies(text, "\n".join(words)):
             src, dest = _expand(written_src, env), _expand(written_dest, env)
             if src is None or dest is None or not dest.startswith("/"):
+                continue
+            if src.startswith("hf://") and not _is_hub_repo(src[len("hf://") :]):
                 continue
             location = _location(src.rstrip("/"), posixpath.normpath(dest), target, appends_name)
             if location is not None:

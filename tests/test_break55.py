@@ -1,0 +1,87 @@
+"""Hostile and odd input against what session 55 merged (branch break55): each test here failed before its fix."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kvlint.options import Options
+from kvlint.pipeline import run_check
+from kvlint.workloads.init_download import init_download
+
+ROOT = Path(__file__).resolve().parents[1]
+A_CONFIG = ROOT / "fixtures" / "tgi" / "models" / "meta-llama--Llama-2-7b-hf" / "config.json"
+
+
+def _pod(init_command: list[str], env: dict[str, str] | None = None) -> str:
+    env_yaml = json.dumps([{"name": k, "value": v} for k, v in (env or {}).items()])
+    return f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: x}}
+spec:
+  template:
+    spec:
+      initContainers:
+      - name: fetch
+        image: python:3.12
+        command: {json.dumps(init_command)}
+        env: {env_yaml}
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.8.5
+        command: [vllm, serve, /models/base]
+        resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+
+
+def _a_model_dir(tmp_path: Path) -> Path:
+    """A directory on this machine holding a real config.json (a fixture's), which a path would resolve to."""
+    d = tmp_path / "evil"
+    d.mkdir()
+    shutil.copy(A_CONFIG, d / "config.json")
+    return d
+
+
+@pytest.mark.parametrize(
+    "how",
+    ["snapshot", "snapshot-env"],
+)
+def test_a_hub_download_of_a_path_is_not_read_from_this_machine(tmp_path: Path, how: str) -> None:
+    # snapshot_download takes a Hub repository id (ORG/NAME): a path such as
+    # /tmp/x or ../.. is refused by huggingface_hub (validate_repo_id) and names no repository; kvlint read it as
+    # the model's id and resolved it as a directory on the machine running kvlint
+    evil = _a_model_dir(tmp_path)
+    commands = {
+        "snapshot": (
+            ["python", "-c", f"from huggingface_hub import snapshot_download\n"
+             f"snapshot_download(repo_id={str(evil)!r}, local_dir='/models/base')"],
+            None,
+        ),
+        "snapshot-env": (
+            ["python", "-c", "import os\nfrom huggingface_hub import snapshot_download\n"
+             "snapshot_download(os.environ['R'], local_dir='/models/base')"],
+            {"R": str(evil)},
+        ),
+    }  # fmt: skip
+    command, env = commands[how]
+    manifest = tmp_path / "sub" / "d.yaml"
+    manifest.parent.mkdir()
+    manifest.write_text(_pod(command, env))
+    result = run_check([str(manifest)], Options(allow_hub=False))
+    (cr,) = result.containers
+    assert cr.model is None, cr.model.notes  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "url", ["https://huggingface.co/../..", "https://hf.co/./..", "https://huggingface.co/a--b/..c"]
+)
+def test_a_git_clone_of_no_hub_repository_names_no_model(url: str) -> None:
+    # a URL whose path is no Hub repository id (ORG/NAME: letters, digits, '-', '_', '.', no '..' nor '--',
+    # huggingface_hub validate_repo_id) names no model: ../.. was passed on as the model's id, then looked up
+    # as a path relative to where kvlint runs
+    pod = yaml.safe_load(_pod(["git", "clone", url, "/models/base"]))["spec"]["template"]["spec"]
+    assert init_download(pod, "/models/base") is None
