@@ -85,3 +85,44 @@ def test_a_git_clone_of_no_hub_repository_names_no_model(url: str) -> None:
     # as a path relative to where kvlint runs
     pod = yaml.safe_load(_pod(["git", "clone", url, "/models/base"]))["spec"]["template"]["spec"]
     assert init_download(pod, "/models/base") is None
+
+
+_ENVFROM_DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: w}
+spec:
+  template:
+    spec:
+      containers:
+      - name: c
+        image: vllm/vllm-openai:v0.8.5
+        command: [vllm, serve, $(MODEL)]
+        envFrom: [{configMapRef: {name: cfg}}]
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def _configmap(model: str) -> str:
+    return f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cfg}}\ndata: {{MODEL: {model}}}\n"
+
+
+@pytest.mark.parametrize("configmaps", [2, 0])
+def test_a_model_variable_an_unread_envfrom_configmap_may_set_names_that_configmap(
+    tmp_path: Path, configmaps: int
+) -> None:
+    # $(MODEL) with no env entry, imported by envFrom from a ConfigMap that two sibling applications define
+    # differently (or that is not among the inputs): KV502 said "a $(VAR) with no env entry" and named neither
+    # the ConfigMap nor why it was not read, while an env configMapKeyRef's did
+    (tmp_path / "w.yaml").write_text(_ENVFROM_DEPLOYMENT)
+    for i in range(configmaps):
+        (tmp_path / f"app{i}").mkdir()
+        (tmp_path / f"app{i}" / "cm.yaml").write_text(_configmap(f"Qwen/Qwen2.5-{i}B"))
+    result = run_check([str(tmp_path)], Options(allow_hub=False))
+    (kv502,) = [d for d in result.diagnostics if d.rule == "KV502"]
+    assert "the model '$(MODEL)' may come from the env, which kvlint could not read" in kv502.message
+    if configmaps:
+        assert "envFrom: ConfigMap cfg is defined differently in 2 files" in kv502.message
+        assert kv502.fix.startswith("lint the workload with the ConfigMap it is deployed with")
+    else:
+        assert "envFrom: ConfigMap cfg is not among the inputs" in kv502.message
+    assert kv502.loc is not None and (kv502.loc.file, kv502.loc.line) == (str(tmp_path / "w.yaml"), 10)
