@@ -126,3 +126,43 @@ def test_a_model_variable_an_unread_envfrom_configmap_may_set_names_that_configm
     else:
         assert "envFrom: ConfigMap cfg is not among the inputs" in kv502.message
     assert kv502.loc is not None and (kv502.loc.file, kv502.loc.line) == (str(tmp_path / "w.yaml"), 10)
+
+
+def _uvx_pod(command: list[str]) -> str:
+    return f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: r}}
+spec:
+  template:
+    spec:
+      nodeSelector: {{nvidia.com/gpu.product: NVIDIA-L4}}
+      containers:
+      - name: vllm
+        image: python:3.11
+        command: {json.dumps(command)}
+        resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("spec", "admits_newest"),
+    [("<0.1", False), (">=0.9,<0.10,!=0.9.2", False), (">=0.9", True)],
+)
+@pytest.mark.parametrize("form", ["exec", "script"])
+def test_a_uv_tool_runner_within_a_range_kvlint_places_no_release_in_is_not_called_unpinned(
+    tmp_path: Path, spec: str, admits_newest: bool, form: str
+) -> None:
+    # uvx --from "vllm<0.1": uv installs only a release the range admits; KV208 said "unpinned: uv installs the
+    # newest vLLM release", which a range that admits none of the releases kvlint models contradicts
+    words = ["uvx", "--from", f"vllm{spec}", "vllm", "serve", "Qwen/Qwen2.5-7B-Instruct"]
+    command = words if form == "exec" else ["sh", "-c", " ".join(f"'{w}'" for w in words)]
+    path = tmp_path / "d.yaml"
+    path.write_text(_uvx_pod(command))
+    result = run_check([str(path)], Options(allow_hub=False))
+    (kv208,) = [d for d in result.diagnostics if d.rule == "KV208"]
+    assert "unpinned" not in kv208.message
+    assert f"with uv's tool runner within the range {spec}" in kv208.message
+    from kvlint.memory.versions import NEWEST_VLLM
+
+    tail = f"may be newer than {NEWEST_VLLM}" if admits_newest else "none of the releases kvlint models"
+    assert tail in kv208.message
