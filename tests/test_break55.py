@@ -166,3 +166,47 @@ def test_a_uv_tool_runner_within_a_range_kvlint_places_no_release_in_is_not_call
 
     tail = f"may be newer than {NEWEST_VLLM}" if admits_newest else "none of the releases kvlint models"
     assert tail in kv208.message
+
+
+@pytest.mark.parametrize(
+    ("value", "read"),
+    [
+        (
+            "\U0001f600 and \U00020000",
+            "\U0001f600 and \U00020000",
+        ),  # json.dumps writes each as a surrogate pair
+        ("\ud800 lone high, lone low \udc00", "\ufffd lone high, lone low \ufffd"),  # Go's decoder: U+FFFD
+        ("\\ud83d literal backslash", "\\ud83d literal backslash"),  # an escaped backslash, then text
+    ],
+    ids=["pairs", "lone", "escaped-backslash"],
+)
+def test_a_json_manifest_with_surrogate_escapes_is_read_as_kubectl_reads_it(
+    tmp_path: Path, value: str, read: str
+) -> None:
+    # Python's json.dumps (ensure_ascii) writes a character past U+FFFF as a \ud83d\ude00 pair; kubectl's JSON
+    # decoder reads it, but the YAML reader refused it ("found invalid Unicode character escape code"): a KV001
+    # error for a valid file, and its Deployment was never linted
+    doc = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "j", "annotations": {"note": value}},
+        "spec": {"template": {"spec": {
+            "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L4"},
+            "containers": [{
+                "name": "vllm",
+                "image": "vllm/vllm-openai:v0.8.5",
+                "command": ["vllm", "serve", "Qwen/Qwen2.5-7B-Instruct", "--max-model-len", "400000"],
+                "resources": {"limits": {"nvidia.com/gpu": 1}},
+            }],
+        }}},
+    }  # fmt: skip
+    text = json.dumps(doc)
+    path = tmp_path / "d.json"
+    path.write_text(text + "\n", encoding="utf-8")
+    result = run_check([str(path)], Options(allow_hub=False))
+    assert not [d for d in result.diagnostics if d.rule == "KV001"]
+    (kv201,) = [d for d in result.diagnostics if d.rule == "KV201"]
+    # the column of the "400000" in the file, characters counted as kvlint counts them
+    assert kv201.loc is not None and (kv201.loc.line, kv201.loc.column) == (1, text.index('"400000"') + 1)
+    (cr,) = result.containers
+    assert cr.workload.annotations["note"] == read
