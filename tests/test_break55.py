@@ -210,3 +210,34 @@ def test_a_json_manifest_with_surrogate_escapes_is_read_as_kubectl_reads_it(
     assert kv201.loc is not None and (kv201.loc.line, kv201.loc.column) == (1, text.index('"400000"') + 1)
     (cr,) = result.containers
     assert cr.workload.annotations["note"] == read
+
+
+def test_an_mps_replica_count_that_leaves_no_mib_per_client_is_held_to_that_cap(tmp_path: Path) -> None:
+    # nvidia.com/gpu.replicas=100000 under MPS: the device plugin's cap is floor(NVML MiB / replicas) = 0 MiB,
+    # which the placement note says; KV106 read the 0-byte cap as no cap and said "up to 2 engines may land on one
+    # GPU", time-slicing's reading, contradicting the note above it
+    path = tmp_path / "d.yaml"
+    path.write_text(
+        """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: m}
+spec:
+  template:
+    spec:
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-L4
+        nvidia.com/gpu.sharing-strategy: mps
+        nvidia.com/gpu.replicas: "100000"
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.8.5
+        command: [vllm, serve, Qwen/Qwen2.5-7B-Instruct, --max-model-len, "4096"]
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+    )
+    result = run_check([str(path)], Options(allow_hub=False))
+    (kv106,) = [d for d in result.diagnostics if d.rule == "KV106"]
+    assert "/ 100000 = 0 MiB" in kv106.message
+    assert "each engine may allocate at most 0.00 GiB" in kv106.message
+    assert "engines may land on one GPU" not in kv106.message
+    assert kv106.fix == "request a GPU that is not shared through MPS"
