@@ -30,11 +30,14 @@ spec:
         image: python:3.12
         command: {json.dumps(init_command)}
         env: {env_yaml}
+        volumeMounts: [{{name: m, mountPath: /models}}]
       containers:
       - name: vllm
         image: vllm/vllm-openai:v0.8.5
         command: [vllm, serve, /models/base]
+        volumeMounts: [{{name: m, mountPath: /models}}]
         resources: {{limits: {{nvidia.com/gpu: 1}}}}
+      volumes: [{{name: m, emptyDir: {{}}}}]
 """
 
 

@@ -105,8 +105,6 @@ def _init_download(
             src, dest = _expand(written_src, env), _expand(written_dest, env)
             if src is None or dest is None or not dest.startswith("/"):
                 continue
-            if src.startswith("hf://") and not _is_hub_repo(src[len("hf://") :]):
-                continue
             location = _location(src.rstrip("/"), posixpath.normpath(dest), target, appends_name)
             if location is not None:
                 return location, f"the init container {init.get('name') or '(unnamed)'}"
@@ -240,7 +238,10 @@ def _option(toks: list[str], name: str) -> str | None:
 
 def _location(src: str, dest: str, target: str, appends_name: bool) -> str | None:
     """Where the engine's path ``target`` comes from when ``src`` is copied to ``dest``; None when ``dest`` does
-    not hold ``target``."""
+    not hold ``target``, or ``src`` is a Hub download of no Hub repository id (:func:`_is_hub_repo`; a
+    ``@REVISION`` after it aside)."""
+    if src.startswith("hf://") and not _is_hub_repo(src[len("hf://") :].split("@", 1)[0]):
+        return None
     if target == dest:
         return None if appends_name else src
     if not target.startswith(dest.rstrip("/") + "/"):
