@@ -342,6 +342,8 @@ def load_text(data: str | bytes, path: str, *, line_offset: int = 0) -> LoadResu
             # server's Go decoder stores U+FFFD for each, so that is what is read (libyaml takes UTF-8)
             text = _SURROGATE.sub("\ufffd", text)
     escaped: dict[int, list[int]] = {}
+    if _JSON_START.match(text) and _SURROGATE_ESCAPE.search(text):
+        text = _json_surrogates(text)
     if _JSON_START.match(text) and _YAML_RAW.search(text):
         raw = text
         text, problem = _json_raw_escaped(text, path)
@@ -895,6 +897,58 @@ def _json_raw_escaped(text: str, path: str) -> tuple[str, Finding | None]:
         return text, None
     pieces.append(text[pos:])
     return "".join(pieces), None
+
+
+#: A ``\\uXXXX`` escape of a UTF-16 surrogate (quick test: :func:`_json_surrogates` reads each string's escapes).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+#: An escape in a JSON string token: ``\\uXXXX`` (its four digits), or a backslash and the one character it escapes.
+_JSON_U_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.S)
+
+
+def _json_surrogates(text: str) -> str:
+    """``text`` (a JSON manifest, :data:`_JSON_START`) with each UTF-16 surrogate escape inside a string written as
+    the YAML reader reads the character kubectl's JSON decoder makes of it: a high and a low surrogate escape in a
+    row (``\\ud83d\\ude00``, as Python's ``json.dumps`` writes any character past U+FFFF) as the one character they
+    encode (``\\U0001f600``), and any other (a lone one) as U+FFFD, which Go's decoder puts in its place
+    (``encoding/json`` ``unquote``: ``utf16.DecodeRune``, else ``unicode.ReplacementChar``). The YAML reader
+    refused every such escape ("found invalid Unicode character escape code"): a valid JSON file was a KV001 and
+    none of its documents was read. A pair's 12 characters become 10: two spaces after the string's closing quote
+    (JSON whitespace) keep the columns of what follows on the line. Linear in ``text``."""
+    pieces: list[str] = []
+    pos = 0
+    for m in _JSON_STRING.finditer(text):
+        start, end = m.start(), m.end()
+        if end - start < 2 or text[end - 1] != '"' or _SURROGATE_ESCAPE.search(text, start, end) is None:
+            continue
+        out: list[str] = []
+        last, shrunk, high = start, 0, None
+        for e in _JSON_U_ESCAPE.finditer(text, start, end - 1):
+            code = int(e.group(1), 16) if e.group(1) is not None else None
+            if high is not None:
+                if code is not None and 0xDC00 <= code <= 0xDFFF and e.start() == high.end():
+                    joined = 0x10000 + ((int(high.group(1), 16) - 0xD800) << 10) + (code - 0xDC00)
+                    out.append(text[last : high.start()] + f"\\U{joined:08x}")
+                    last, shrunk = e.end(), shrunk + 2
+                    high = None
+                    continue
+                out.append(text[last : high.start()] + "\\ufffd")
+                last, high = high.end(), None
+            if code is not None and 0xD800 <= code <= 0xDBFF:
+                high = e
+            elif code is not None and 0xDC00 <= code <= 0xDFFF:
+                out.append(text[last : e.start()] + "\\ufffd")
+                last = e.end()
+        if high is not None:
+            out.append(text[last : high.start()] + "\\ufffd")
+            last = high.end()
+        pieces.append(text[pos:start])
+        pieces.extend(out)
+        pieces.append(text[last:end] + " " * shrunk)
+        pos = end
+    if not pieces:
+        return text
+    pieces.append(text[pos:])
+    return "".join(pieces)
 
 
 #: An escape in a JSON string token (:data:`_JSON_STRING`): a backslash and the character it escapes.

@@ -558,6 +558,10 @@ class ServingConfig:
     #: the version range the pip install admits (``<0.10,>=0.9``) when the release is not pinned but taken as the
     #: newest release kvlint models in it (pip installs the newest its index holds in the range), else ""
     install_range: str = ""
+    #: the version range a uv tool runner installs the engine within when kvlint places none of the releases it
+    #: models in it (``uvx --from "vllm<0.1"``; or the range admits the newest), else "": the release is unknown,
+    #: but not unpinned
+    install_runner_range: str = ""
     #: the unpinned install builds the engine from its source repository at a branch or commit (``pip install
     #: git+https://github.com/vllm-project/vllm.git``): the newest code on the day, not a release
     install_from_source: bool = False

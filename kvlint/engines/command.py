@@ -899,6 +899,25 @@ def _uv_run_range(words: Sequence[str], start: int, engine: str, reader: Require
     return ""
 
 
+def _uv_run_spec(words: Sequence[str], start: int, engine: str, reader: RequirementReader) -> str:
+    """The version range of ``engine`` a uv tool runner among ``words[:start]`` installs it within when
+    :func:`_uv_run_release` placed no modelled release in it (``uvx --from "vllm<0.1"``, ``"vllm>=0.9,!=0.9.2,<0.10"``
+    admitting none of the releases kvlint models, or ``"vllm>=0.9"`` admitting the newest): uv still installs
+    only a release that range admits (its resolver, astral-sh/uv ``crates/uv-resolver``), so the engine is not
+    "unpinned"; "" when the runner's requirement of the engine has no range (``uvx vllm``) or there is none."""
+    for k in range(start):
+        if _base(words[k]) not in ("uv", "uvx"):
+            continue
+        run = _uv_run_program(words, k)
+        if run is None:
+            continue
+        pins = [p for p in (reader.read(r) for r in run[1]) if p is not None and p.project == engine]
+        if not run[2] or not pins or _conflicting(pins) or _last_release(pins) is not None:
+            return ""
+        return next((pin.spec for pin in reversed(pins) if pin.spec), "")
+    return ""
+
+
 def _uv_tool_runner(words: Sequence[str], start: int) -> str:
     """The words of the uv tool runner among ``words[:start]`` that installs the engine it starts in an environment
     of its own (:func:`_uv_run_release`): ``"uvx"`` or ``"uv tool run"`` as written, wherever it stands (after a
@@ -1135,6 +1154,9 @@ class _Found:
     install_range: str = ""
     #: that pip install upgrades (``-U``: :func:`_upgrades`), so it replaces an installed release the range admits
     range_upgrades: bool = False
+    #: the version range a uv tool runner installs the engine within when kvlint places no release in it (the
+    #: range admits none of the releases kvlint models, or admits the newest: :func:`_uv_run_spec`), else ""
+    runner_range: str = ""
     #: the last pip command of the script that installs the engine, pinned or not: its words after ``install``
     #: (:func:`_pip_words`), its text and where it is (:attr:`kvlint.types.ServingConfig.pip_args`)
     pip_args: tuple[str, ...] = ()
@@ -1535,6 +1557,7 @@ def _scan_shell(
             found.install_runner = _uv_tool_runner(texts, start)
             found.install_range = _uv_run_range(texts, start, engine, reader) if uv_release else ""
             found.range_upgrades = bool(found.install_range)
+            found.runner_range = "" if uv_release else _uv_run_spec(texts, start, engine, reader)
         for k in range(len(seen) - 1 if uv_release is None else -1, -1, -1):
             t, w0 = seen[k], heads[k]
             got = _pip_install(t, engine, reader)
@@ -2857,6 +2880,7 @@ def _script_facts(cfg: ServingConfig, found: _Found, env_locs: Mapping[str, Loc 
         cfg.install_main_index = found.main_index
         cfg.install_runner = found.install_runner
         cfg.install_range = found.install_range
+        cfg.install_runner_range = found.runner_range
     if found.pip_args:
         cfg.pip_args, cfg.pip_text, cfg.pip_loc = found.pip_args, found.pip_text, found.pip_loc
         cfg.pip_elsewhere = found.pip_elsewhere
@@ -3483,6 +3507,9 @@ def parse_container(
                 _uv_run_range(texts, m[1], m[0], RequirementReader(m[0])) if uv_release else ""
             )
             listed.range_upgrades = bool(listed.install_range)
+            listed.runner_range = (
+                "" if uv_release else _uv_run_spec(texts, m[1], m[0], RequirementReader(m[0]))
+            )
         return dispatch(listed, m[1])
     if not cmd:
         # args only, naming no serving program: the image ENTRYPOINT runs

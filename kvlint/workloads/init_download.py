@@ -33,6 +33,21 @@ MAX_INIT_CONTAINERS = 16
 
 _VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _HUB_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def _is_hub_repo(repo_id: str) -> bool:
+    """Whether ``repo_id`` is a Hub model repository id ``ORG/NAME`` as huggingface_hub accepts one
+    (``huggingface_hub/utils/_validators.py`` ``validate_repo_id``: letters, digits, ``-``, ``_``, ``.``, no ``--``
+    nor ``..``, at most 96 characters): a path (``/tmp/x``, ``../..``) is refused there, names no repository, and
+    must not be looked up as a directory on the machine running kvlint."""
+    return (
+        len(repo_id) <= 96
+        and _HUB_REPO.match(repo_id) is not None
+        and ".." not in repo_id
+        and "--" not in repo_id
+    )
+
+
 _HUB_URL = re.compile(r"^https?://(?:www\.)?(?:huggingface\.co|hf\.co)/([^/\s]+/[^/\s]+?)(?:\.git)?/?$")
 #: ``snapshot_download(...)`` in a Python snippet, its arguments (one level of parentheses inside them)
 _SNAPSHOT = re.compile(r"snapshot_download\s*\((?P<args>(?:[^()]|\([^()]{0,200}\)){0,2000})\)")
@@ -332,7 +347,10 @@ def _option(toks: list[str], name: str) -> str | None:
 
 def _location(src: str, dest: str, target: str, appends_name: bool) -> str | None:
     """Where the engine's path ``target`` comes from when ``src`` is copied to ``dest``; None when ``dest`` does
-    not hold ``target``."""
+    not hold ``target``, or ``src`` is a Hub download of no Hub repository id (:func:`_is_hub_repo`; a
+    ``@REVISION`` after it aside)."""
+    if src.startswith("hf://") and not _is_hub_repo(src[len("hf://") :].split("@", 1)[0]):
+        return None
     if target == dest:
         return None if appends_name else src
     if not target.startswith(dest.rstrip("/") + "/"):

@@ -1697,7 +1697,7 @@ def gpu_oversubscribed(ctx: RuleContext) -> Iterator[Diagnostic]:
     util, flag = _memory_fraction(ctx)
     if util is None:
         return
-    if p.mps_limit_bytes and p.memory_bytes:
+    if p.mps_limit_bytes is not None and p.memory_bytes:
         yield from _mps_claim(ctx, util, flag, p.mps_limit_bytes, p.memory_bytes)
         return
     w = ctx.workload

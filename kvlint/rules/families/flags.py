@@ -30,6 +30,7 @@ from kvlint.engines.images import (
     tag_of_unknown_image,
     tags_are_versions,
 )
+from kvlint.engines.requirements import range_admits
 from kvlint.gpu_resources import NON_GPU_RESOURCES
 from kvlint.memory.versions import NEWEST_VLLM, parse_version
 from kvlint.rules.context import RuleContext
@@ -307,6 +308,26 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
             )
             return
         runner = s.install_runner
+        if runner and s.install_runner_range:
+            # uvx --from "vllm<0.1" / "vllm>=0.9,!=0.9.2,<0.10" / "vllm>=0.9": a range in which kvlint places no
+            # release it models (kvlint.engines.command._uv_run_spec); uv installs the newest release it admits
+            spec = s.install_runner_range
+            newest_modelled = _newest(s.engine)
+            admits = range_admits(spec, newest_modelled)
+            which = (
+                f"which may be newer than {newest_modelled}, the newest kvlint models"
+                if admits
+                else f"none of the releases kvlint models (the newest is {newest_modelled})"
+            )
+            yield ctx.finding(
+                f"the container runs {name} with uv's tool runner within the range {spec} ({_pip_at(s)}): uv "
+                f"installs the newest {name} release that range admits, {which}, in an environment of its own"
+                f"{instead} so the release that runs is not known; {_assumed(ctx, assumed)}",
+                s.installed_loc or s.command_loc,
+                fix=f"pin the release ({runner} --from {s.engine}==X, or {s.engine}@X as the command); or pass "
+                "--engine-version with the release it installs",
+            )
+            return
         if runner:
             # a uv tool runner's own environment (uvx vllm serve, nohup uvx ..., uv tool run ...:
             # kvlint.engines.command._uv_run_release), wherever the runner stands among the command's words

@@ -736,12 +736,17 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
         name = str(annotated)
     if cr.model is None and _RUN_TIME.search(name) and not _template_placeholder(ctx, name):
         named = [why for var, why in s.env_unread if var is not None and _references(name, var)]
-        if named:
+        # an envFrom ConfigMap kvlint could not read (not among the inputs, defined differently in several files)
+        # may hold any variable: the model's, when no env entry kvlint read names it
+        imported = [why for var, why in s.env_unread if var is None] if not named else []
+        if named or imported:
+            comes = "comes" if named else "may come"
             yield ctx.finding(
-                f"the model '{name}' comes from the env, which kvlint could not read ({'; '.join(named)}), so "
-                "capacity rules were skipped",
+                f"the model '{name}' {comes} from the env, which kvlint could not read "
+                f"({'; '.join(named or imported)}), so capacity rules were skipped",
                 s.model.loc,
-                fix=_configmap_fix(named) + ", or annotate the workload with kvlint.io/model: <hub id>",
+                fix=_configmap_fix(named or imported)
+                + ", or annotate the workload with kvlint.io/model: <hub id>",
             )
             return
         yield ctx.finding(
