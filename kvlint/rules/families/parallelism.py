@@ -2859,11 +2859,11 @@ def block_quant_partition(ctx: RuleContext) -> Iterator[Diagnostic]:
     why, said = found
     sizable = ctx.cr.placement is not None and ctx.cr.settings is not None
 
-    def works(**change: object) -> bool | None:
+    def works(**change: int | bool) -> bool | None:
         """True when the changed container re-plans and fits, False when it does not, None when not sized."""
         if not sizable:
             return None
-        return _fits_one_request(replanned(ctx.cr, **change))
+        return _fits_one_request(replanned(ctx.cr, None, **change))
 
     limit = max(8, lay.tp)
     sizes = [
