@@ -105,7 +105,7 @@ def test_dense_model_block_fp8() -> None:
 )
 def test_malformed_block_size_reads_as_no_blocks(bad: object) -> None:
     spec, _ = _spec("Qwen--Qwen3-30B-A3B-FP8", weight_block_size=bad)
-    assert fp8_weight_blocks(spec) is None
+    assert fp8_weight_blocks(spec, (0, 19, 0)) is None
     assert block_partition_refusal(spec, 4, 1, False, (0, 11, 0)) is None
 
 
@@ -156,3 +156,31 @@ def test_expert_parallel_container_passes(tmp_path: Path) -> None:
     )
     res = run_check([str(p)], Options())
     assert not [d for d in res.diagnostics if d.rule == "KV411"]
+
+
+def test_compressed_tensors_block_scheme_from_0_13_0() -> None:
+    # llm-compressor's FP8_BLOCK scheme (a -FP8-block build): strategy "block", block_structure [128, 128]
+    spec, cfg = _spec("Qwen--Qwen3-30B-A3B-FP8")
+    ct = {
+        "quant_method": "compressed-tensors",
+        "config_groups": {
+            "group_0": {
+                "targets": ["Linear"],
+                "weights": {
+                    "num_bits": 8,
+                    "type": "float",
+                    "strategy": "block",
+                    "block_structure": [128, 128],
+                },
+            }
+        },
+    }
+    cfg = dict(cfg, quantization_config=ct)
+    spec = parse_config(cfg, model_id="example/Qwen3-30B-A3B-FP8-block", source="test")
+    assert fp8_weight_blocks(spec, (0, 13, 0)) == (128, 128)
+    assert fp8_weight_blocks(spec, (0, 10, 1)) is None  # 0.10.1's compressed-tensors schemes take no blocks
+    found = block_partition_refusal(spec, 4, 1, False, (0, 19, 0))
+    assert found is not None and "weight = 192 is not divisible" in found[1]
+    ct["config_groups"]["group_0"]["weights"]["strategy"] = "channel"
+    spec = parse_config(cfg, model_id="example/Qwen3-30B-A3B-FP8-dynamic", source="test")
+    assert block_partition_refusal(spec, 4, 1, False, (0, 19, 0)) is None

@@ -2682,21 +2682,48 @@ def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
 MERGED_BLOCK_MISMATCH_ALLOWED = (0, 14, 0)
 
 
-def fp8_weight_blocks(model: ModelSpec) -> tuple[int, int] | None:
-    """``(block_n, block_k)`` of a block-quantized FP8 checkpoint (``quantization_config.quant_method`` ``fp8``
-    with ``weight_block_size: [block_n, block_k]``, both JSON integers from 1 to 2^20 - 1), else None.
-    ``Fp8Config.from_config`` reads the pair as it stands (``vllm@0.19.0:vllm/model_executor/layers/quantization/
-    fp8.py``); a hostile or malformed value reads as no block quantization."""
-    if str(model.quant_method or "").lower() != "fp8":
-        return None
-    qc = model.quant_config if isinstance(model.quant_config, dict) else {}
-    bs = qc.get("weight_block_size")
+#: The first vLLM release read whose compressed-tensors FP8 schemes take a ``strategy: block`` weight
+#: (``block_structure``) and check its partitions as ``fp8`` does (``compressed_tensors_w8a8_fp8.py`` calls
+#: ``validate_fp8_block_shape``, ``compressed_tensors_moe.py::CompressedTensorsW8A8Fp8MoEMethod.create_weights``
+#: raises the same messages; in the 0.13.0 and 0.19.0 wheels, not in 0.10.1's; 0.11 and 0.12 not read, so not
+#: checked there).
+CT_BLOCK_FP8_FROM = (0, 13, 0)
+
+
+def _block_pair(bs: object) -> tuple[int, int] | None:
+    """``(block_n, block_k)`` from a two-element list of JSON integers from 1 to 2^20 - 1, else None (a fraction,
+    a string, 0 or a 400-digit number is not a block vLLM sizes)."""
     if not isinstance(bs, list) or len(bs) != 2:
         return None
     n, k = bs
     if not all(isinstance(x, int) and not isinstance(x, bool) and 0 < x < 1 << 20 for x in (n, k)):
-        return None  # a fraction, a string, 0 or a 400-digit number: not a block vLLM sizes
+        return None
     return n, k
+
+
+def fp8_weight_blocks(model: ModelSpec, version: tuple[int, int, int]) -> tuple[int, int] | None:
+    """``(block_n, block_k)`` of a block-quantized FP8 checkpoint as vLLM ``version`` reads it, else None:
+    ``quant_method: fp8`` with ``weight_block_size: [block_n, block_k]`` (``Fp8Config.from_config``,
+    ``vllm@0.19.0:vllm/model_executor/layers/quantization/fp8.py``), or from :data:`CT_BLOCK_FP8_FROM` a
+    ``compressed-tensors`` config group of 8-bit float weights with ``strategy: block`` and its ``block_structure``
+    (llm-compressor's FP8_BLOCK scheme, the ``-FP8-block`` builds). Malformed values read as no blocks."""
+    method = str(model.quant_method or "").lower()
+    qc = model.quant_config if isinstance(model.quant_config, dict) else {}
+    if method == "fp8":
+        return _block_pair(qc.get("weight_block_size"))
+    if method != "compressed-tensors" or version < CT_BLOCK_FP8_FROM:
+        return None
+    groups = qc.get("config_groups")
+    for grp in groups.values() if isinstance(groups, dict) else ():
+        w = grp.get("weights") if isinstance(grp, dict) else None
+        if (
+            isinstance(w, dict)
+            and str(w.get("type")) == "float"
+            and w.get("num_bits") == 8
+            and str(w.get("strategy")) == "block"
+        ):
+            return _block_pair(w.get("block_structure"))
+    return None
 
 
 def _dense_mlp_widths(model: ModelSpec) -> list[tuple[str, int]]:
@@ -2768,7 +2795,7 @@ def block_partition_refusal(
     Attention projections are not checked. Sizes in elements per rank. Raises nothing."""
     from kvlint.memory.versions import moe_shards_experts_across_dp
 
-    blocks = fp8_weight_blocks(model)
+    blocks = fp8_weight_blocks(model, version)
     bn, bk = blocks if blocks else (0, 0)
     tp, dp = max(1, tp), max(1, dp)
     if blocks and tp > 1:
@@ -2895,7 +2922,7 @@ def block_quant_partition(ctx: RuleContext) -> Iterator[Diagnostic]:
     # the data-parallel size is the setting to name when the tensor-parallel size alone splits whole blocks
     by_dp = lay.dp > 1 and block_partition_refusal(m, lay.tp, 1, ep, v) is None
     loc = (s.loc("data_parallel_size") if by_dp else None) or s.loc("tensor_parallel_size") or lay.loc
-    blocks = fp8_weight_blocks(m)
+    blocks = fp8_weight_blocks(m, v)
     ckpt = f" (weight_block_size [{blocks[0]}, {blocks[1]}])" if blocks else ""
     yield ctx.finding(
         f"vLLM cannot build {m.id}{ckpt} at {lay.described}: {why}; start-up fails while the layers are "
