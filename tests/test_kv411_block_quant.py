@@ -184,3 +184,26 @@ def test_compressed_tensors_block_scheme_from_0_13_0() -> None:
     ct["config_groups"]["group_0"]["weights"]["strategy"] = "channel"
     spec = parse_config(cfg, model_id="example/Qwen3-30B-A3B-FP8-dynamic", source="test")
     assert block_partition_refusal(spec, 4, 1, False, (0, 19, 0)) is None
+
+
+def test_not_on_tpu(tmp_path: Path) -> None:
+    # vLLM's TPU build quantizes in its own code (tpu-inference), whose checks are not the CUDA ones read here
+    p = tmp_path / "tpu.yaml"
+    p.write_text(
+        textwrap.dedent(
+            """\
+            apiVersion: v1
+            kind: Pod
+            metadata: {name: q}
+            spec:
+              nodeSelector: {cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice, cloud.google.com/gke-tpu-topology: 2x2}
+              containers:
+                - name: vllm
+                  image: vllm/vllm-tpu:v0.11.1
+                  args: ["--model", "Qwen/Qwen3-30B-A3B-FP8", "--tensor-parallel-size", "4"]
+                  resources: {limits: {google.com/tpu: 4}}
+            """
+        )
+    )
+    res = run_check([str(p)], Options())
+    assert not [d for d in res.diagnostics if d.rule == "KV411"]

@@ -2869,7 +2869,8 @@ def block_quant_partition(ctx: RuleContext) -> Iterator[Diagnostic]:
     whose heads KV401/KV402 accept, each re-planned (:func:`kvlint.rules.remedies.replanned`) when the
     container can be sized and kept only if one request of max-model-len then fits; and
     ``--enable-expert-parallel`` (when the release has the flag) where keeping the experts whole avoids the
-    split, re-planned the same way."""
+    split, re-planned the same way. Only on CUDA and ROCm builds (:func:`kvlint.engines.images.platform_of`): the
+    TPU, Neuron, Gaudi and CPU platforms quantize in their own code, not read."""
     from kvlint.engines.vllm import known_options
     from kvlint.memory.versions import parse_version
     from kvlint.rules.remedies import replanned
@@ -2878,6 +2879,9 @@ def block_quant_partition(ctx: RuleContext) -> Iterator[Diagnostic]:
     assert m is not None
     if not lay.known:
         return
+    p = ctx.placement
+    if platform_of(s, p.resource if p is not None else None) not in ("cuda", "rocm"):
+        return  # vLLM on TPU, Neuron, Gaudi, CPU...: other quantization code, not read
     v = parse_version(s.version)
     ep = bool(s.get("enable_expert_parallel"))
     found = block_partition_refusal(m, lay.tp, lay.dp, ep, v)
