@@ -207,3 +207,32 @@ def test_not_on_tpu(tmp_path: Path) -> None:
     )
     res = run_check([str(p)], Options())
     assert not [d for d in res.diagnostics if d.rule == "KV411"]
+
+
+def test_a_huge_tensor_parallel_size_does_not_size_the_remedy_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kvlint.rules import remedies
+    from kvlint.rules.families import parallelism
+
+    plans: list[object] = []
+    heads: list[int] = []
+    real_plan, real_heads = remedies.replanned, parallelism._heads_allow
+
+    def counting_plan(*args: object, **kwargs: object) -> object:
+        plans.append(kwargs)
+        return real_plan(*args, **kwargs)  # type: ignore[arg-type]
+
+    def counting_heads(ctx: object, tp: int) -> object:
+        heads.append(tp)
+        return real_heads(ctx, tp)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(remedies, "replanned", counting_plan)
+    monkeypatch.setattr(parallelism, "_heads_allow", counting_heads)
+    p = _manifest(tmp_path, '"--model", "Qwen/Qwen3-30B-A3B-FP8", "--tensor-parallel-size", "65536"', 8)
+    res = run_check([str(p)], Options())
+    # 32 heads do not split over 65,536 (the largest size kvlint reads), nor 768-wide experts
+    assert {"KV401", "KV411"} <= {d.rule for d in res.diagnostics}
+    # KV411's candidates are the divisors of the 32 heads (1, 2, 4, 8, 16, 32), not every size up to 65,536
+    assert len(heads) <= 64
+    assert len(plans) <= 7

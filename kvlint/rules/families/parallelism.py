@@ -2897,9 +2897,13 @@ def block_quant_partition(ctx: RuleContext) -> Iterator[Diagnostic]:
         return _fits_one_request(replanned(ctx.cr, None, **change))
 
     limit = max(8, lay.tp)
+    # candidates: the sizes that divide the heads (at most the head count, whatever a manifest's TP), else the
+    # powers of two up to 64: a --tensor-parallel-size of 10**12 must not size the loop or its re-plans
+    heads = m.num_attention_heads
+    cands = valid_tp_values(heads, limit) if heads > 0 else [1 << i for i in range(7) if 1 << i <= limit]
     sizes = [
         t
-        for t in range(1, limit + 1)
+        for t in cands
         if t != lay.tp
         and _heads_allow(ctx, t) is not False
         and block_partition_refusal(m, t, lay.dp, ep, v) is None
