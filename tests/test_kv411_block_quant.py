@@ -236,3 +236,19 @@ def test_a_huge_tensor_parallel_size_does_not_size_the_remedy_search(
     # KV411's candidates are the divisors of the 32 heads (1, 2, 4, 8, 16, 32), not every size up to 65,536
     assert len(heads) <= 64
     assert len(plans) <= 7
+
+
+def test_unquantized_shared_experts_are_not_checked() -> None:
+    # Qwen3.8's FP8 build keeps every mlp.shared_expert unquantized (modules_to_not_convert): its 2,048-wide shared
+    # MLP at TP 32 (64 per rank) is no FP8 block split; the routed experts (2,048 / 32 = 64) still are
+    spec, cfg = _spec("Qwen--Qwen3.8-2.4T-A95B-FP8")
+    skip = cfg["quantization_config"]["modules_to_not_convert"]
+    assert any("shared_expert.down_proj" in x for x in skip)
+    found = block_partition_refusal(spec, 32, 1, True, (0, 19, 0))  # experts whole with expert parallelism
+    assert found is None
+    quantized, _ = _spec(
+        "Qwen--Qwen3.8-2.4T-A95B-FP8",
+        quantization_config=dict(cfg["quantization_config"], modules_to_not_convert=[]),
+    )
+    found = block_partition_refusal(quantized, 32, 1, True, (0, 19, 0))
+    assert found is not None and "shared_expert_intermediate_size" in found[0]

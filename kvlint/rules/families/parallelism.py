@@ -2736,16 +2736,19 @@ def _dense_mlp_widths(model: ModelSpec) -> list[tuple[str, int]]:
     c = model.text_config or model.config or {}
     out: list[tuple[str, int]] = []
     inter = as_int(c.get("intermediate_size")) or 0
+    kept = _mlps_kept_unquantized(model)
     if not model.num_experts:
-        if inter > 0:
+        if inter > 0 and "dense" not in kept:
             out.append(("intermediate_size", inter))
         return out
     dense_layers = (as_int(c.get("first_k_dense_replace")) or 0) > 0
     only = c.get("mlp_only_layers")
     dense_layers = dense_layers or (isinstance(only, list) and bool(only))
     dense_layers = dense_layers or (as_int(c.get("decoder_sparse_step")) or 1) > 1
-    if dense_layers and inter > 0:
+    if dense_layers and inter > 0 and "dense" not in kept:
         out.append(("intermediate_size (the dense layers)", inter))
+    if "shared" in kept:
+        return out
     shared = as_int(c.get("n_shared_experts")) or 0
     moe = model.moe_intermediate_size
     if shared > 0 and moe > 0:
@@ -2757,6 +2760,27 @@ def _dense_mlp_widths(model: ModelSpec) -> list[tuple[str, int]]:
         )
     elif (as_int(c.get("shared_expert_intermediate_size")) or 0) > 0:
         out.append(("shared_expert_intermediate_size", as_int(c.get("shared_expert_intermediate_size")) or 0))
+    return out
+
+
+#: The MLP projections a checkpoint's skip list names (``model.layers.0.mlp.down_proj``,
+#: ``model.layers.3.mlp.shared_expert.gate_proj``), at most this many entries read (GLM-5-FP8 lists 712).
+_MLP_PROJ = re.compile(r"(?:^|\.)mlp\.(?:(shared_experts?)\.)?(?:gate_up_proj|gate_proj|up_proj|down_proj)$")
+_MAX_SKIP_ENTRIES = 10_000
+
+
+def _mlps_kept_unquantized(model: ModelSpec) -> set[str]:
+    """``{"dense", "shared"}``: which of the dense MLPs and the shared experts the checkpoint keeps unquantized (its
+    ``ignored_layers`` or ``modules_to_not_convert`` names their projections, as Qwen3.8's FP8 build does for
+    every ``mlp.shared_expert``): ``Fp8Config.get_quant_method`` gives them ``UnquantizedLinearMethod``, which
+    checks no block. One layer named counts for all (an [assumed] simplification)."""
+    qc = model.quant_config if isinstance(model.quant_config, dict) else {}
+    skip = qc.get("ignored_layers") or qc.get("modules_to_not_convert") or []
+    out: set[str] = set()
+    for entry in skip[:_MAX_SKIP_ENTRIES] if isinstance(skip, list) else ():
+        mt = _MLP_PROJ.search(str(entry)[:300])
+        if mt:
+            out.add("shared" if mt.group(1) else "dense")
     return out
 
 
