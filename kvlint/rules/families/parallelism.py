@@ -1,4 +1,4 @@
-"""Parallelism and pod family (KV401-KV410): the engine's GPU workers against the model and the PodSpec.
+"""Parallelism and pod family (KV401-KV411): the engine's GPU workers against the model and the PodSpec.
 
 The engine's workers come from :func:`kvlint.engines.layout.parallelism` (vLLM TP x PP x DP, TGI shards,
 SGLang TP x PP x DP); the PodSpec gives the GPU limit (and its resource name), ``/dev/shm``, the memory limit and
@@ -2676,4 +2676,300 @@ def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
         "Pending",
         at,
         fix="; ".join(fixes[:-1]) + "; " + fixes[-1],
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# KV411: a tensor-parallel partition of a block-quantized FP8 linear layer that is not a whole number of blocks
+
+#: The first vLLM release whose ``ColumnParallelLinear`` lets a merged layer (a dense MLP's gate_up_proj, the
+#: QKV projection) hold output partitions that are not multiples of ``block_n``
+#: (``_maybe_allow_fp8_block_shape_mismatch`` sets ``allow_fp8_block_shape_mismatch``, which
+#: ``validate_fp8_block_shape`` honours; present in the 0.14.0, 0.15.0 and 0.19.0 wheels, absent in 0.13.0's
+#: ``vllm/model_executor/layers/linear.py``). The row-parallel down_proj after it is still checked.
+MERGED_BLOCK_MISMATCH_ALLOWED = (0, 14, 0)
+
+
+#: The first vLLM release read whose compressed-tensors FP8 schemes take a ``strategy: block`` weight
+#: (``block_structure``) and check its partitions as ``fp8`` does (``compressed_tensors_w8a8_fp8.py`` calls
+#: ``validate_fp8_block_shape``, ``compressed_tensors_moe.py::CompressedTensorsW8A8Fp8MoEMethod.create_weights``
+#: raises the same messages; in the 0.13.0 and 0.19.0 wheels, not in 0.10.1's; 0.11 and 0.12 not read, so not
+#: checked there).
+CT_BLOCK_FP8_FROM = (0, 13, 0)
+
+
+def _block_pair(bs: object) -> tuple[int, int] | None:
+    """``(block_n, block_k)`` from a two-element list of JSON integers from 1 to 2^20 - 1, else None (a fraction,
+    a string, 0 or a 400-digit number is not a block vLLM sizes)."""
+    if not isinstance(bs, list) or len(bs) != 2:
+        return None
+    n, k = bs
+    if not all(isinstance(x, int) and not isinstance(x, bool) and 0 < x < 1 << 20 for x in (n, k)):
+        return None
+    return n, k
+
+
+def fp8_weight_blocks(model: ModelSpec, version: tuple[int, int, int]) -> tuple[int, int] | None:
+    """``(block_n, block_k)`` of a block-quantized FP8 checkpoint as vLLM ``version`` reads it, else None:
+    ``quant_method: fp8`` with ``weight_block_size: [block_n, block_k]`` (``Fp8Config.from_config``,
+    ``vllm@0.19.0:vllm/model_executor/layers/quantization/fp8.py``), or from :data:`CT_BLOCK_FP8_FROM` a
+    ``compressed-tensors`` config group of 8-bit float weights with ``strategy: block`` and its ``block_structure``
+    (llm-compressor's FP8_BLOCK scheme, the ``-FP8-block`` builds). Malformed values read as no blocks."""
+    method = str(model.quant_method or "").lower()
+    qc = model.quant_config if isinstance(model.quant_config, dict) else {}
+    if method == "fp8":
+        return _block_pair(qc.get("weight_block_size"))
+    if method != "compressed-tensors" or version < CT_BLOCK_FP8_FROM:
+        return None
+    groups = qc.get("config_groups")
+    for grp in groups.values() if isinstance(groups, dict) else ():
+        w = grp.get("weights") if isinstance(grp, dict) else None
+        if (
+            isinstance(w, dict)
+            and str(w.get("type")) == "float"
+            and w.get("num_bits") == 8
+            and str(w.get("strategy")) == "block"
+        ):
+            return _block_pair(w.get("block_structure"))
+    return None
+
+
+def _dense_mlp_widths(model: ModelSpec) -> list[tuple[str, int]]:
+    """``(what, width)`` of the dense (tensor-parallel, merged gate_up + row-parallel down) MLPs of ``model``, in
+    the order vLLM builds them: a dense model's ``intermediate_size``; in an MoE model, the dense layers'
+    ``intermediate_size`` when some layers are dense (DeepSeek/GLM/Kimi ``first_k_dense_replace``, Qwen MoE
+    ``mlp_only_layers`` or ``decoder_sparse_step`` > 1), then the shared experts' MLP
+    (``n_shared_experts x moe_intermediate_size``, DeepSeek V2/V3 ``DeepseekV2MoE``; Qwen2-MoE
+    ``shared_expert_intermediate_size``). Widths in elements (the whole layer, before any split)."""
+    c = model.text_config or model.config or {}
+    out: list[tuple[str, int]] = []
+    inter = as_int(c.get("intermediate_size")) or 0
+    kept = _mlps_kept_unquantized(model)
+    if not model.num_experts:
+        if inter > 0 and "dense" not in kept:
+            out.append(("intermediate_size", inter))
+        return out
+    dense_layers = (as_int(c.get("first_k_dense_replace")) or 0) > 0
+    only = c.get("mlp_only_layers")
+    dense_layers = dense_layers or (isinstance(only, list) and bool(only))
+    dense_layers = dense_layers or (as_int(c.get("decoder_sparse_step")) or 1) > 1
+    if dense_layers and inter > 0 and "dense" not in kept:
+        out.append(("intermediate_size (the dense layers)", inter))
+    if "shared" in kept:
+        return out
+    shared = as_int(c.get("n_shared_experts")) or 0
+    moe = model.moe_intermediate_size
+    if shared > 0 and moe > 0:
+        out.append(
+            (
+                f"n_shared_experts x moe_intermediate_size = {shared} x {moe} (the shared experts)",
+                shared * moe,
+            )
+        )
+    elif (as_int(c.get("shared_expert_intermediate_size")) or 0) > 0:
+        out.append(("shared_expert_intermediate_size", as_int(c.get("shared_expert_intermediate_size")) or 0))
+    return out
+
+
+#: The MLP projections a checkpoint's skip list names (``model.layers.0.mlp.down_proj``,
+#: ``model.layers.3.mlp.shared_expert.gate_proj``), at most this many entries read (GLM-5-FP8 lists 712).
+_MLP_PROJ = re.compile(r"(?:^|\.)mlp\.(?:(shared_experts?)\.)?(?:gate_up_proj|gate_proj|up_proj|down_proj)$")
+_MAX_SKIP_ENTRIES = 10_000
+
+
+def _mlps_kept_unquantized(model: ModelSpec) -> set[str]:
+    """``{"dense", "shared"}``: which of the dense MLPs and the shared experts the checkpoint keeps unquantized (its
+    ``ignored_layers`` or ``modules_to_not_convert`` names their projections, as Qwen3.8's FP8 build does for
+    every ``mlp.shared_expert``): ``Fp8Config.get_quant_method`` gives them ``UnquantizedLinearMethod``, which
+    checks no block. One layer named counts for all (an [assumed] simplification)."""
+    qc = model.quant_config if isinstance(model.quant_config, dict) else {}
+    skip = qc.get("ignored_layers") or qc.get("modules_to_not_convert") or []
+    out: set[str] = set()
+    for entry in skip[:_MAX_SKIP_ENTRIES] if isinstance(skip, list) else ():
+        mt = _MLP_PROJ.search(str(entry)[:300])
+        if mt:
+            out.add("shared" if mt.group(1) else "dense")
+    return out
+
+
+def _experts_block_quantized(model: ModelSpec) -> bool:
+    """Whether the routed experts are FP8 blocks too: not when the config names another expert dtype (DeepSeek
+    V4's ``expert_dtype: fp4``, whose experts vLLM loads as MXFP4)."""
+    c = model.text_config or model.config or {}
+    dt = c.get("expert_dtype")
+    return dt is None or str(dt).lower() in ("fp8", "float8", "float8_e4m3fn")
+
+
+def block_partition_refusal(
+    model: ModelSpec, tp: int, dp: int, ep: bool, version: tuple[int, int, int]
+) -> tuple[str, str] | None:
+    """The first layer shape vLLM refuses when it builds ``model``'s layers at tensor-parallel size ``tp``,
+    data-parallel size ``dp`` and expert parallelism ``ep`` (``--enable-expert-parallel``) in release
+    ``version``: ``(arithmetic, the engine's message)``, or None when every partition is whole.
+
+    Restates, in the order the layers are built (a dense first layer before the experts):
+
+    * ``FusedMoE.__init__``: ``assert intermediate_size % self.tp_size == 0`` (a bare AssertionError), the MoE's
+      ``tp_size`` being ``tp x dp`` without expert parallelism from 0.8.0, 1 with it
+      (:func:`kvlint.memory.vllm.moe_tp_size`; ``vllm@0.10.1``/``0.13.0``/``0.19.0:vllm/model_executor/layers/
+      fused_moe/layer.py``).
+    * ``Fp8MoEMethod.create_weights`` (block quantization): the partition ``moe_intermediate_size // tp_size``
+      must be a multiple of ``block_n`` ("The output_size of gate's and up's weight = N is not divisible by
+      weight quantization block_n = B."), and at attention TP > 1 of ``block_k`` ("The input_size of down's
+      weight = ..."); ``vllm@0.10.1``/``0.13.0``/``0.19.0:vllm/model_executor/layers/quantization/fp8.py``.
+    * Dense MLPs (:func:`_dense_mlp_widths`) at TP > 1: ``Fp8LinearMethod.create_weights`` on the merged
+      gate_up_proj ("Weight output_partition_size = N is not divisible by weight quantization block_n = B.";
+      ``vllm@0.10.1`` inline, ``vllm@0.13.0:.../utils/fp8_utils.py::validate_fp8_block_shape``), allowed from
+      :data:`MERGED_BLOCK_MISMATCH_ALLOWED`, after which the row-parallel down_proj refuses it ("Weight
+      input_size_per_partition = N is not divisible by weight quantization block_k = B."). A width the TP size
+      does not divide is left to the linear layer's own ``divide`` assertion (not reported here).
+
+    Attention projections are not checked. Sizes in elements per rank. Raises nothing."""
+    from kvlint.memory.versions import moe_shards_experts_across_dp
+
+    blocks = fp8_weight_blocks(model, version)
+    bn, bk = blocks if blocks else (0, 0)
+    tp, dp = max(1, tp), max(1, dp)
+    if blocks and tp > 1:
+        for what, width in _dense_mlp_widths(model):
+            if width % tp:
+                continue
+            part = width // tp
+            if version < MERGED_BLOCK_MISMATCH_ALLOWED and part % bn:
+                return (
+                    f"{what} {width:,} / tensor-parallel-size {tp} = {part:,} per rank, not a multiple of "
+                    f"block_n {bn}",
+                    f"Weight output_partition_size = {part} is not divisible by weight quantization block_n = {bn}.",
+                )
+            if part % bk:
+                return (
+                    f"{what} {width:,} / tensor-parallel-size {tp} = {part:,} per rank (down_proj's input), not "
+                    f"a multiple of block_k {bk}",
+                    f"Weight input_size_per_partition = {part} is not divisible by weight quantization block_k = {bk}.",
+                )
+    inter = model.moe_intermediate_size or (model.intermediate_size if model.num_experts else 0)
+    if not model.num_experts or inter <= 0:
+        return None
+    if ep and tp * dp > 1:
+        moe_tp, how = 1, "whole on each rank (--enable-expert-parallel)"
+    elif dp > 1 and moe_shards_experts_across_dp(version):
+        moe_tp, how = (
+            tp * dp,
+            f"split over tensor-parallel-size {tp} x data-parallel-size {dp} = {tp * dp} ranks",
+        )
+    else:
+        moe_tp, how = tp, f"split over tensor-parallel-size {tp}"
+    if inter % moe_tp:
+        return (
+            f"moe_intermediate_size {inter:,} {how}: {inter:,} is not divisible by {moe_tp}",
+            "assert intermediate_size % self.tp_size == 0 (AssertionError)",
+        )
+    if not blocks or not _experts_block_quantized(model):
+        return None
+    part = inter // moe_tp
+    shown = f"{inter:,} / {moe_tp} = {part:,}" if moe_tp > 1 else f"{part:,}"
+    if part % bn:
+        return (
+            f"each expert's moe_intermediate_size {how}: {shown} per rank, not a multiple of block_n {bn}",
+            f"The output_size of gate's and up's weight = {part} is not divisible by weight quantization "
+            f"block_n = {bn}.",
+        )
+    if tp > 1 and part % bk:
+        return (
+            f"each expert's moe_intermediate_size {how}: {shown} per rank, not a multiple of block_k {bk}",
+            f"The input_size of down's weight = {part} is not divisible by weight quantization block_k = {bk}.",
+        )
+    return None
+
+
+def _fits_one_request(d: object) -> bool:
+    """A re-planned remedy counts when the KV cache holds one request of max-model-len at the low end of the
+    band (as KV101/KV103 read it)."""
+    plan = getattr(d, "plan", None)
+    return plan is not None and plan.kv_cache_bytes > 0 and plan.max_concurrency_low >= 1.0
+
+
+@check("KV411", engine="vllm")
+def block_quant_partition(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV411 (vLLM): a tensor-parallel partition of a block-quantized FP8 checkpoint's MLP or experts that is not a
+    whole number of weight blocks (or an MoE width the MoE's ranks do not divide), which vLLM refuses while it
+    builds the model's layers, before loading any weight (:func:`block_partition_refusal`:
+    ``vllm@0.19.0:vllm/model_executor/layers/quantization/fp8.py::Fp8MoEMethod.create_weights``,
+    ``.../utils/fp8_utils.py::validate_fp8_block_shape``, ``.../fused_moe/layer.py::FusedMoE.__init__``).
+
+    The remedy is re-checked: the tensor-parallel sizes up to ``max(8, TP)`` whose partitions are whole and
+    whose heads KV401/KV402 accept, each re-planned (:func:`kvlint.rules.remedies.replanned`) when the
+    container can be sized and kept only if one request of max-model-len then fits; and
+    ``--enable-expert-parallel`` (when the release has the flag) where keeping the experts whole avoids the
+    split, re-planned the same way. Only on CUDA and ROCm builds (:func:`kvlint.engines.images.platform_of`): the
+    TPU, Neuron, Gaudi and CPU platforms quantize in their own code, not read."""
+    from kvlint.engines.vllm import known_options
+    from kvlint.memory.versions import parse_version
+    from kvlint.rules.remedies import replanned
+
+    m, s, lay = ctx.model, ctx.serving, ctx.layout
+    assert m is not None
+    if not lay.known:
+        return
+    p = ctx.placement
+    if platform_of(s, p.resource if p is not None else None) not in ("cuda", "rocm"):
+        return  # vLLM on TPU, Neuron, Gaudi, CPU...: other quantization code, not read
+    v = parse_version(s.version)
+    ep = bool(s.get("enable_expert_parallel"))
+    found = block_partition_refusal(m, lay.tp, lay.dp, ep, v)
+    if found is None:
+        return
+    why, said = found
+    sizable = ctx.cr.placement is not None and ctx.cr.settings is not None
+
+    def works(**change: int | bool) -> bool | None:
+        """True when the changed container re-plans and fits, False when it does not, None when not sized."""
+        if not sizable:
+            return None
+        return _fits_one_request(replanned(ctx.cr, None, **change))
+
+    limit = max(8, lay.tp)
+    # candidates: the sizes that divide the heads (at most the head count, whatever a manifest's TP), else the
+    # powers of two up to 64: a --tensor-parallel-size of 10**12 must not size the loop or its re-plans
+    heads = m.num_attention_heads
+    cands = valid_tp_values(heads, limit) if heads > 0 else [1 << i for i in range(7) if 1 << i <= limit]
+    sizes = [
+        t
+        for t in cands
+        if t != lay.tp
+        and _heads_allow(ctx, t) is not False
+        and block_partition_refusal(m, t, lay.dp, ep, v) is None
+        and works(tensor_parallel_size=t) is not False
+    ]
+    fixes = []
+    if sizes:
+        gpus = ", ".join(f"{t} ({count(t * lay.pp * lay.dp_local, 'GPU')})" for t in sizes)
+        checked = " (each re-planned: one request of max-model-len fits)" if sizable else ""
+        fixes.append(f"--tensor-parallel-size {gpus}{checked}")
+    if (
+        not ep
+        and m.num_experts
+        and lay.tp * lay.dp > 1
+        and "--enable-expert-parallel" in known_options(s.version)
+        and block_partition_refusal(m, lay.tp, lay.dp, True, v) is None
+        and works(enable_expert_parallel=True) is not False
+    ):
+        fixes.append(
+            f"add --enable-expert-parallel: the {lay.tp * lay.dp} ranks then hold whole experts "
+            f"({m.moe_intermediate_size or m.intermediate_size:,} wide) at the same sizes"
+            + (" (re-planned: one request of max-model-len fits)" if sizable else "")
+        )
+    # the data-parallel size is the setting to name when the tensor-parallel size alone splits whole blocks
+    by_dp = lay.dp > 1 and block_partition_refusal(m, lay.tp, 1, ep, v) is None
+    loc = (s.loc("data_parallel_size") if by_dp else None) or s.loc("tensor_parallel_size") or lay.loc
+    blocks = fp8_weight_blocks(m, v)
+    ckpt = f" (weight_block_size [{blocks[0]}, {blocks[1]}])" if blocks else ""
+    yield ctx.finding(
+        f"vLLM cannot build {m.id}{ckpt} at {lay.described}: {why}; start-up fails while the layers are "
+        f"created, before any weight loads, with '{said}'",
+        loc,
+        fix="; or ".join(fixes)
+        if fixes
+        else "no tensor-parallel size up to "
+        f"{limit} splits {m.id} into whole blocks; serve it with pipeline parallelism instead",
     )
