@@ -320,7 +320,7 @@ _LOWER = {
     "sglang": "lower {tp}/{dp} so that tp x pp x dp is {have}",
 }
 _TP_DP_FLAGS = {
-    "vllm": ("tensor-parallel-size", "data-parallel-size"),
+    "vllm": ("--tensor-parallel-size", "--data-parallel-size"),
     "sglang": ("--tp-size", "--dp-size"),
 }
 #: The settings :data:`_TP_DP_FLAGS` names, by the engine's flag key (:attr:`kvlint.types.ServingConfig.written`).
@@ -408,7 +408,7 @@ def _use_all(ctx: RuleContext, have: int, unit: str = "GPU") -> str | None:
         )
     tp_flag, dp_flag = _tp_dp_flags(ctx)
     if ctx.engine == "vllm" and lay.dp_local != lay.dp:
-        dp_flag = ctx.serving.written.get("data_parallel_size_local", "data-parallel-size-local")
+        dp_flag = ctx.serving.written.get("data_parallel_size_local", "--data-parallel-size-local")
     options = []
     if have % (lay.pp * lay.dp_local) == 0:
         tp = have // (lay.pp * lay.dp_local)
