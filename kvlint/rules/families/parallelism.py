@@ -2585,9 +2585,11 @@ def _mps_request(ctx: RuleContext) -> Iterator[Diagnostic]:
     sel = ctx.workload.pod_spec.get("nodeSelector")
     yield ctx.finding(
         f"{p.resource}: {p.gpus} on GPUs shared through MPS ({_GFD_SHARING}=mps): NVIDIA's device plugin gives a "
-        "container at most one MPS replica (failRequestsGreaterThanOne, on under MPS unless its config turns it "
-        f"off), so the kubelet fails the pod with UnexpectedAdmissionError: \"request for '{p.resource}: {p.gpus}' too "
-        'large: maximum request size for shared resources is 1"; the engine never starts, and the pod is not retried',
+        "container at most one MPS replica (under MPS it refuses more whatever failRequestsGreaterThanOne says), so "
+        f'the kubelet fails the pod with UnexpectedAdmissionError: \'invalid allocation request for "{p.resource}": '
+        f"invalid request: maximum request size for shared resources is 1; found {p.gpus}' (older plugins: "
+        f"\"request for '{p.resource}: {p.gpus}' too large: ...\"); the engine never starts, and the pod is not "
+        "retried",
         p.gpus_loc or loc_of(sel, _GFD_SHARING),
         fix=f"run engines of more than one GPU on nodes without MPS sharing (drop the {_GFD_SHARING} selector); on "
         f"MPS nodes request 1 {p.resource} and a single GPU worker (tensor x pipeline parallel size 1)",
@@ -2605,11 +2607,13 @@ def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
     fitsRequest``) and the pod stays Pending.
 
     On GPUs NVIDIA's device plugin shares through MPS (the ``nvidia.com/gpu.sharing-strategy: mps`` GFD writes, in
-    the ``nodeSelector``), a container gets at most one replica: the plugin forces ``failRequestsGreaterThanOne`` on
-    under MPS unless its config relaxes it (NVIDIA/k8s-device-plugin ``api/config/v1/config.go`` ``NewConfig``,
-    "Preserve the historical MPS behavior"), and its ``Allocate`` refuses a request of more ("request for
-    'nvidia.com/gpu: 2' too large: maximum request size for shared resources is 1", ``internal/plugin/server.go``):
-    the kubelet fails the pod with UnexpectedAdmissionError (:func:`_mps_request`)."""
+    the ``nodeSelector``), a container gets at most one replica: the plugin's ``ValidateRequest`` refuses a request of
+    more under MPS whatever ``failRequestsGreaterThanOne`` says (NVIDIA/k8s-device-plugin ``internal/rm/rm.go``:
+    "maximum request size for shared resources is 1; found 2", wrapped by ``Allocate`` in
+    ``internal/plugin/server.go`` as ``invalid allocation request for "nvidia.com/gpu": invalid request: ...``;
+    releases before it forced ``failRequestsGreaterThanOne`` on under MPS, ``api/config/v1/config.go``, and said
+    "request for 'nvidia.com/gpu: 2' too large: ..."): the kubelet fails the pod with UnexpectedAdmissionError
+    (:func:`_mps_request`)."""
     p = ctx.placement
     if p is not None and p.gpus is not None and p.gpus > 1 and p.sharing_strategy == "mps":
         yield from _mps_request(ctx)
