@@ -180,3 +180,28 @@ def test_mps_asked_on_a_mig_slice_caps_nothing() -> None:
         {"nodeSelector": {**board, **mps}}, {"resources": {"limits": {"nvidia.com/gpu": 1}}}, {}
     )
     assert whole.mps_limit_bytes is not None and whole.mps_limit_bytes < whole.memory_bytes
+
+
+def test_kv410_a_mig_device_asked_on_mps_nodes_is_never_served(tmp_path) -> None:
+    """Nodes selected for MPS sharing serve no MIG device (``internal/plugin/mps.go`` ``getMPSOptions``: the plugin
+    for that resource does not start): a pod asking one there stays Pending. Before, no finding (its MIG slice was
+    sized as a capped MPS client). The same slice without the MPS selector, and a whole GPU with it, get none."""
+    board = "nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB"
+    mps = "nvidia.com/gpu.sharing-strategy: mps, nvidia.com/gpu.replicas: '2'"
+    pods = {"mig_mps": f"{board}, {mps}", "mig_alone": board, "whole_mps": f"{board}, {mps}"}
+    files = []
+    for name, selector in pods.items():
+        text = _POD.format(name=name, selector=selector)
+        if name.startswith("mig"):
+            text = text.replace("nvidia.com/gpu: 1", "nvidia.com/mig-1g.5gb: 1")
+        f = tmp_path / f"{name}.yaml"
+        f.write_text(text)
+        files.append(str(f))
+    r = CliRunner().invoke(
+        main, ["check", "--offline", "--no-config", "--format", "json", "--fail-on", "never", *files]
+    )
+    assert r.exit_code == 0, r.stderr
+    kv410 = [d for d in json.loads(r.stdout)["diagnostics"] if d["rule"] == "KV410"]
+    assert [d["file"].rsplit("/", 1)[-1] for d in kv410] == ["mig_mps.yaml"], kv410
+    (d,) = kv410
+    assert "sharing using MPS is not supported for MIG devices" in d["message"] and d["line"] == 5, d

@@ -2596,6 +2596,30 @@ def _mps_request(ctx: RuleContext) -> Iterator[Diagnostic]:
     )
 
 
+def _mps_on_mig(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV410 for a MIG device (a ``nvidia.com/mig-<profile>`` resource, or ``nvidia.com/gpu`` on nodes of GFD's single
+    strategy) asked on nodes its ``nodeSelector`` selects by GFD's ``nvidia.com/gpu.sharing-strategy: mps``: NVIDIA's
+    device plugin does not share MIG devices through MPS (NVIDIA/k8s-device-plugin ``internal/plugin/mps.go``
+    ``getMPSOptions`` returns "sharing using MPS is not supported for MIG devices" when any device of the resource
+    is a MIG device, and the plugin for that resource does not start), so no such node offers the resource and the
+    pod stays Pending. GKE's MPS labels are not read here."""
+    p = ctx.placement
+    if p is None or not p.mig_profile or p.accelerator is None or p.accelerator.vendor != "nvidia":
+        return
+    sel = ctx.workload.pod_spec.get("nodeSelector")
+    said = sel.get(_GFD_SHARING) if isinstance(sel, dict) else None
+    if not (isinstance(said, str) and said.strip().lower() == "mps"):
+        return
+    yield ctx.finding(
+        f"{p.resource} (a MIG {p.mig_profile} device) on nodes shared through MPS ({_GFD_SHARING}=mps): NVIDIA's "
+        "device plugin does not share MIG devices through MPS (it stops with 'sharing using MPS is not supported "
+        f"for MIG devices' and serves no {p.resource}), so no node offers it and the pod stays Pending",
+        loc_of(sel, _GFD_SHARING),
+        fix=f"drop the {_GFD_SHARING}: mps selector (a MIG slice is already a device of its own), or use MPS "
+        "sharing on nodes without MIG",
+    )
+
+
 @check("KV410")
 def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV410: the container's GPU limit (or its pod's request, :func:`_pod_gpu_request`) is more than any node its required
@@ -2613,8 +2637,13 @@ def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
     ``internal/plugin/server.go`` as ``invalid allocation request for "nvidia.com/gpu": invalid request: ...``;
     releases before it forced ``failRequestsGreaterThanOne`` on under MPS, ``api/config/v1/config.go``, and said
     "request for 'nvidia.com/gpu: 2' too large: ..."): the kubelet fails the pod with UnexpectedAdmissionError
-    (:func:`_mps_request`)."""
+    (:func:`_mps_request`). A MIG device asked there is not served at all (:func:`_mps_on_mig`)."""
     p = ctx.placement
+    if p is not None and p.mig_profile and p.sharing_strategy == "mps":
+        found = list(_mps_on_mig(ctx))
+        if found:
+            yield from found
+            return
     if p is not None and p.gpus is not None and p.gpus > 1 and p.sharing_strategy == "mps":
         yield from _mps_request(ctx)
         return
