@@ -63,7 +63,7 @@ from kvlint.kustomize_patch import strategic_merge_patch_finding, use_loader
 from kvlint.paths import real_path_inside, shown_path, walk_tree
 from kvlint.source import LDict, LList, Loc, Packing
 from kvlint.template_params import new_budget, process_template
-from kvlint.types import Document, Finding, LoadResult
+from kvlint.types import Document, Finding, LoadResult, Mark
 from kvlint.wording import shell_word
 
 __all__ = [
@@ -207,7 +207,9 @@ def load_paths(
     Args:
         paths: files, directories (walked recursively, picking ``.yaml``/``.yml``/``.json`` files in sorted
             order, skipping hidden directories and files such as ``.git``) and ``-`` for standard input.
-            A file named explicitly is read whatever its extension. The same file is read once.
+            A file named explicitly is read whatever its extension. The same file is read once. A file met
+            in a walk none of whose documents is a Kubernetes object gets no "not an object" KV001
+            (:func:`skip_walked_non_objects`); one named explicitly, or stdin, does.
         stdin: stream read for ``-`` (text or binary); defaults to ``sys.stdin``.
         max_file_bytes: files (and stdin) larger than this many bytes are skipped with a KV001 finding.
         exclude: ``fnmatch`` globs; a file or directory whose path (as joined from the argument) or base
@@ -250,13 +252,17 @@ def _load_paths(
             continue
         unreadable: list[OSError] = []
         outside: list[tuple[str, str]] = []
+        walked = os.path.isdir(p)  # a file named on the command line keeps every KV001
         for f in _expand(p, exclude, unreadable, outside, skip):
             key = _realpath(f, real_dirs)
             if key in seen:
                 continue
             seen.add(key)
             result.files += 1
-            _merge(result, _load_file(f, max_file_bytes))
+            loaded = _load_file(f, max_file_bytes)
+            if walked:
+                skip_walked_non_objects(loaded)
+            _merge(result, loaded)
         result.findings.extend(outside_finding(link, target, p) for link, target in outside)
         for e in unreadable:
             where = str(e.filename or p)
@@ -2504,6 +2510,7 @@ def _not_an_object(doc: Document) -> Finding | None:
         return None
     if os.path.basename(doc.path) in _TOOL_FILES or _values_file_name(doc.path):
         return None
+    mark: Mark | None = None
     if isinstance(data, list):
         if any(isinstance(x, dict) and ("apiVersion" in x or "kind" in x) for x in data):
             what, go = "a list of objects", "array"
@@ -2514,17 +2521,45 @@ def _not_an_object(doc: Document) -> Finding | None:
             # strings, numbers, lists: no tool's mapping, no object (a word list, a JSON array of values)
             what, go = "a list, not an object", "array"
             fix = "make the document a Kubernetes object (apiVersion, kind, metadata), or leave this file out"
+            mark = Mark.NOT_AN_OBJECT
     else:
         kind = "string" if isinstance(data, str) else "bool" if isinstance(data, bool) else "number"
         what, go = f"a {kind}, not an object", kind
         fix = "make the document a Kubernetes object (apiVersion, kind, metadata), or leave this file out"
+        mark = Mark.NOT_AN_OBJECT
     return Finding(
         "KV001",
         f'this document is {what}: kubectl refuses it ("cannot unmarshal {go} into Go value of type '
         'unstructured.detector") and applies nothing in it',
         doc.loc,
         fix=fix,
+        mark=mark,
     )
+
+
+def _object_like(data: Any) -> bool:
+    """Whether a document's value is, or holds at its top, a Kubernetes object: a mapping with ``apiVersion`` or
+    ``kind``, or a list with such a mapping among its items (objects written as a YAML list)."""
+    if isinstance(data, dict):
+        return "apiVersion" in data or "kind" in data
+    return isinstance(data, list) and any(
+        isinstance(x, dict) and ("apiVersion" in x or "kind" in x) for x in data
+    )
+
+
+def skip_walked_non_objects(loaded: LoadResult) -> None:
+    """Drop, in place, the "not an object" KV001s (:func:`_not_an_object`, :attr:`Mark.NOT_AN_OBJECT`: a scalar or a
+    list of scalars) of ``loaded``, the result of reading one file (or one batch of a large file) met in a directory
+    walk, when none of its documents is a Kubernetes object (:func:`_object_like`): such a file is some tool's or
+    application's data (a ``data.json`` array, a word list), skipped as kube-linter and kubeconform skip the files
+    of a walk that are not Kubernetes objects and as kvlint skips a mapping without ``kind`` (``package.json``).
+    A file with a Kubernetes object keeps them (kubectl refuses the stray document of a manifest), and so does a
+    file named on the command line or read from stdin (the caller does not call this for those)."""
+    if not any(f.mark is Mark.NOT_AN_OBJECT for f in loaded.findings):
+        return
+    if any(_object_like(d.data) for d in loaded.documents):
+        return
+    loaded.findings = [f for f in loaded.findings if f.mark is not Mark.NOT_AN_OBJECT]
 
 
 def _complex_key_finding(text: str, at: Loc, line_offset: int, lines: Sequence[str] | None = None) -> Finding:

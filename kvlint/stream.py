@@ -71,6 +71,7 @@ from kvlint.load import (
     outside_finding,
     read_file,
     read_head,
+    skip_walked_non_objects,
     template_actions,
 )
 from kvlint.options import Options
@@ -585,6 +586,9 @@ class _Unit:
     #: bytes to read in its turn (the file's size, or the batch's span); None when not known (stdin, a
     #: rendered chart or kustomization, findings only), see :func:`_tasks`
     size: int | None = None
+    #: met in a directory walk, not named on the command line: its "not an object" KV001s are dropped when it holds
+    #: no Kubernetes object (:func:`kvlint.load.skip_walked_non_objects`; a batch of a large file is judged alone)
+    walked: bool = False
 
 
 def _no_configmaps() -> Any:
@@ -712,6 +716,7 @@ def _plan(
                 continue
             unreadable: list[OSError] = []
             outside: list[tuple[str, str]] = []
+            walked = os.path.isdir(p)
             for f in _expand(p, options.exclude, unreadable, outside, inputs.skip):
                 key, st = _realpath_stat(f, real_dirs)
                 if key in seen:
@@ -721,6 +726,7 @@ def _plan(
                 file_units = _plan_file(f, limit, keep, plan, hold, split, st, hold_file)
                 for u in file_units:
                     u.size = u.span[1] - u.span[0] if u.span is not None else plan.total_bytes - before
+                    u.walked = walked
                 plan.units.extend(file_units)
             if outside:  # symbolic links out of the directory, not read (as load_paths)
                 notes = [outside_finding(link, target, p) for link, target in outside]
@@ -1057,6 +1063,8 @@ def _analyse_unit_unguarded(unit: _Unit) -> _UnitResult:
         assert unit.path is not None
         loaded = _load_file(unit.path, options.max_file_bytes)
         _map_loaded_sources(loaded)
+    if unit.walked:
+        skip_walked_non_objects(loaded)
     out = _UnitResult(files=unit.files or loaded.files, documents=len(loaded.documents), pid=_PID)
     out.read_paths = set(loaded.read_paths)
     out.engine_named = loaded.engine_named

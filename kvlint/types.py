@@ -149,6 +149,9 @@ class Mark(enum.Enum):
     #: (:func:`kvlint.workloads.find.runtime_note`); restated once its containers are parsed when one names its
     #: model in its engine command (:func:`kvlint.workloads.find.restate_runtime_note`)
     RUNTIME_TEMPLATE = "runtime-template"
+    #: KV001: a document that is a scalar or a list of scalars (:func:`kvlint.load._not_an_object`): in a directory
+    #: walk, dropped when no document of its file is a Kubernetes object (:func:`kvlint.load.skip_walked_non_objects`)
+    NOT_AN_OBJECT = "not-an-object"
 
 
 def findings_stood_for(d: Any) -> int:

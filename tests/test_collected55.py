@@ -57,7 +57,7 @@ def test_the_data_parallel_remedy_follows_the_release(tmp_path: Path, tag: str, 
     f = tmp_path / "mistral.yaml"
     f.write_text(MISTRAL_041.read_text().replace("vllm/vllm-openai:v0.4.1", f"vllm/vllm-openai:{tag}"))
     fix = _kv403_fix(f)
-    assert ("data-parallel-size 10 to use all 10" in fix) is offered, (tag, fix)
+    assert ("--data-parallel-size 10 to use all 10" in fix) is offered, (tag, fix)
     assert fix.startswith("request 1 GPU"), fix
 
 

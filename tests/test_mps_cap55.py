@@ -102,8 +102,9 @@ def test_kv106_holds_each_mps_engine_to_its_cap_even_alone(tmp_path) -> None:
 
 
 def test_kv410_a_container_asking_more_than_one_mps_replica_is_refused_by_the_device_plugin(tmp_path) -> None:
-    """NVIDIA's device plugin forces failRequestsGreaterThanOne on under MPS (``api/config/v1/config.go`` ``NewConfig``):
-    a container asking 2 replicas fails admission ("maximum request size for shared resources is 1"). Time-slicing
+    """NVIDIA's device plugin refuses more than one replica a container under MPS whatever failRequestsGreaterThanOne
+    says (``internal/rm/rm.go`` ``ValidateRequest``; older releases forced that setting on, ``api/config/v1/config.go``
+    ``NewConfig``): a container asking 2 replicas fails admission ("... is 1; found 2"). Time-slicing
     leaves it off by default, so 2 time-sliced replicas are allocated (and not reported here)."""
     gfd = "nvidia.com/gpu.product: NVIDIA-L4"
     pods = {
@@ -125,9 +126,10 @@ def test_kv410_a_container_asking_more_than_one_mps_replica_is_refused_by_the_de
     assert [d["file"].rsplit("/", 1)[-1] for d in kv410] == ["mps2.yaml"]
     (d,) = kv410
     assert d["severity"] == "error"
+    # the current plugin's words (internal/rm/rm.go ValidateRequest, wrapped by Allocate in internal/plugin/server.go)
     assert (
-        "request for 'nvidia.com/gpu: 2' too large: maximum request size for shared resources is 1"
-        in d["message"]
+        'invalid allocation request for "nvidia.com/gpu": invalid request: maximum request size for shared '
+        "resources is 1; found 2" in d["message"]
     )
 
 
@@ -154,3 +156,52 @@ def test_a_node_labelled_mps_by_gfd_caps_the_engine_on_it() -> None:
     nvml = cat.nvml_total_mib(p.accelerator)
     assert abs(nvml - 24564) <= 0.02 * 24564  # the catalogue's NVML total is the label's figure
     assert p.mps_limit_bytes == (nvml // 2) * 2**20 and p.memory_bytes == p.accelerator.memory_bytes
+
+
+def test_mps_asked_on_a_mig_slice_caps_nothing() -> None:
+    """NVIDIA's device plugin does not share a MIG device through MPS (``internal/plugin/mps.go`` ``getMPSOptions``:
+    "sharing using MPS is not supported for MIG devices"): a MIG slice on nodes labelled for MPS sharing was capped
+    at half its memory as an MPS client; now no cap, and the placement says why. A whole GPU there keeps its cap."""
+    from kvlint.accelerators.placement import MPS_ON_MIG_NOTE, resolve_placement
+
+    mps = {"nvidia.com/gpu.sharing-strategy": "mps", "nvidia.com/gpu.replicas": "2"}
+    single = {
+        "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb",
+        "nvidia.com/mig.strategy": "single",
+    }
+    board = {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB"}
+    for labels, resource in ((single, "nvidia.com/gpu"), (board, "nvidia.com/mig-1g.5gb")):
+        p = resolve_placement(
+            {"nodeSelector": {**labels, **mps}}, {"resources": {"limits": {resource: 1}}}, {}
+        )
+        assert p.mig_profile == "1g.5gb" and p.mps_limit_bytes is None, (resource, p.mps_limit_bytes)
+        assert MPS_ON_MIG_NOTE in p.how
+    whole = resolve_placement(
+        {"nodeSelector": {**board, **mps}}, {"resources": {"limits": {"nvidia.com/gpu": 1}}}, {}
+    )
+    assert whole.mps_limit_bytes is not None and whole.mps_limit_bytes < whole.memory_bytes
+
+
+def test_kv410_a_mig_device_asked_on_mps_nodes_is_never_served(tmp_path) -> None:
+    """Nodes selected for MPS sharing serve no MIG device (``internal/plugin/mps.go`` ``getMPSOptions``: the plugin
+    for that resource does not start): a pod asking one there stays Pending. Before, no finding (its MIG slice was
+    sized as a capped MPS client). The same slice without the MPS selector, and a whole GPU with it, get none."""
+    board = "nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB"
+    mps = "nvidia.com/gpu.sharing-strategy: mps, nvidia.com/gpu.replicas: '2'"
+    pods = {"mig_mps": f"{board}, {mps}", "mig_alone": board, "whole_mps": f"{board}, {mps}"}
+    files = []
+    for name, selector in pods.items():
+        text = _POD.format(name=name, selector=selector)
+        if name.startswith("mig"):
+            text = text.replace("nvidia.com/gpu: 1", "nvidia.com/mig-1g.5gb: 1")
+        f = tmp_path / f"{name}.yaml"
+        f.write_text(text)
+        files.append(str(f))
+    r = CliRunner().invoke(
+        main, ["check", "--offline", "--no-config", "--format", "json", "--fail-on", "never", *files]
+    )
+    assert r.exit_code == 0, r.stderr
+    kv410 = [d for d in json.loads(r.stdout)["diagnostics"] if d["rule"] == "KV410"]
+    assert [d["file"].rsplit("/", 1)[-1] for d in kv410] == ["mig_mps.yaml"], kv410
+    (d,) = kv410
+    assert "sharing using MPS is not supported for MIG devices" in d["message"] and d["line"] == 5, d

@@ -59,7 +59,17 @@ def test_kv404_names_the_vllm_sizes_as_written(args: str, said: str) -> None:
 
 def test_kv403_use_all_names_vllms_option_as_written() -> None:
     (kv403,) = _diags(VLLM, f"[--model, {QWEN}, -tp, '1', --max-model-len, '8192']", 2, "KV403")
-    assert "set -tp 2 or data-parallel-size 2 to use all 2" in (kv403.fix or ""), kv403.fix
+    assert "set -tp 2 or --data-parallel-size 2 to use all 2" in (kv403.fix or ""), kv403.fix
+
+
+def test_kv403_use_all_spells_unwritten_vllm_options_as_its_cli_does() -> None:
+    """A vLLM command that writes neither size: the remedy names the options as ``vllm serve --help`` spells them
+    (vllm/engine/arg_utils.py, ``EngineArgs.add_cli_args``: ``--tensor-parallel-size``, ``--data-parallel-size``),
+    as SGLang's are (``--tp-size``). It said "set tensor-parallel-size 2 or data-parallel-size 2", no dashes."""
+    (kv403,) = _diags(VLLM, f"[--model, {QWEN}, --max-model-len, '8192']", 2, "KV403")
+    assert "set --tensor-parallel-size 2 or --data-parallel-size 2 to use all 2" in (kv403.fix or ""), (
+        kv403.fix
+    )
 
 
 def test_kv403_lower_names_sglangs_options_as_written() -> None:

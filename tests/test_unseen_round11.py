@@ -91,7 +91,7 @@ def test_kv403_offers_only_parallel_sizes_the_engine_accepts(tmp_path: Path) -> 
     four.write_text(real.read_text().replace("nvidia.com/gpu: '3'", "nvidia.com/gpu: '4'"))
     d = _kv403(four)
     # the option as the manifest writes it (--tensor-parallel-size 2): engines53
-    assert d.fix == "request 2 GPUs, or set --tensor-parallel-size 4 or data-parallel-size 2 to use all 4"
+    assert d.fix == "request 2 GPUs, or set --tensor-parallel-size 4 or --data-parallel-size 2 to use all 4"
 
 
 def test_kv403_on_neuron_says_the_raised_tp_must_divide_the_heads(tmp_path: Path) -> None:

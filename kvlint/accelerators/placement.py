@@ -2007,8 +2007,8 @@ def candidate_placement(p: Placement, acc: Accelerator, *, gpu_memory_bytes: int
             override = part or override
     mps_limit = p.mps_limit_bytes
     if mps_limit and p.max_sharers and acc.vendor == "nvidia" and not gpu_memory_bytes:
-        part_bytes = override if p.mig_profile else None
-        mps_limit = _mps_cap(acc, p.max_sharers, part_bytes)[0] if part_bytes or not override else mps_limit
+        # (a MIG slice has no MPS cap, MPS_ON_MIG_NOTE: resolve_placement set none to re-size here)
+        mps_limit = _mps_cap(acc, p.max_sharers, None)[0] if not override else mps_limit
     return replace(
         p, accelerator=acc, candidates=(), memory_bytes_override=override, mps_limit_bytes=mps_limit
     )
@@ -2256,7 +2256,13 @@ def _finish(
         notes.append("resource nvidia.com/gpu.shared: time-sliced/MPS replica")
     override_bytes = mig_bytes
     mps_limit: int | None = None
-    if strategy == "mps" and sharers and acc is not None and acc.vendor == "nvidia" and not gpu_memory_bytes:
+    on_mig = bool(mig_profile) or bool(resource and resource.startswith(MIG_RESOURCE_PREFIX))
+    if strategy == "mps" and sharers and acc is not None and acc.vendor == "nvidia" and on_mig:
+        # NVIDIA's device plugin does not share a MIG device through MPS: no MPS daemon, so no client cap
+        notes.append(MPS_ON_MIG_NOTE)
+    elif (
+        strategy == "mps" and sharers and acc is not None and acc.vendor == "nvidia" and not gpu_memory_bytes
+    ):
         # the cap is on what the client may allocate, not on the device total the engine reads: KV106 holds the
         # engine's claim to it (the plan stays on the device's total, which the engine prints)
         mps_limit, mps_note = _mps_cap(acc, sharers, mig_bytes, label_share=bool(decision.share))
@@ -2312,6 +2318,16 @@ def _finish(
 MPS_LIMIT_SRC = (
     "github:NVIDIA/k8s-device-plugin/cmd/mps-control-daemon/mps/daemon.go@05d317d5f6fe253deffe3386395daae1ab6a3e9f "
     "Daemon.perDevicePinnedDeviceMemoryLimits; https://cloud.google.com/kubernetes-engine/docs/how-to/nvidia-mps-gpus"
+)
+
+
+#: The placement note for MPS sharing asked on a MIG device: NVIDIA's device plugin refuses it
+#: (NVIDIA/k8s-device-plugin ``internal/plugin/mps.go``, ``getMPSOptions``: "sharing using MPS is not supported for MIG
+#: devices", returned when any device of the resource is a MIG device, so that resource's plugin fails to start), so
+#: no MPS daemon caps a client of the slice (:func:`_mps_cap` is not applied).
+MPS_ON_MIG_NOTE = (
+    "MPS sharing on a MIG device: NVIDIA's device plugin refuses it ('sharing using MPS is not supported for MIG "
+    "devices') and does not serve the resource, so no MPS memory cap applies to the slice"
 )
 
 

@@ -320,7 +320,7 @@ _LOWER = {
     "sglang": "lower {tp}/{dp} so that tp x pp x dp is {have}",
 }
 _TP_DP_FLAGS = {
-    "vllm": ("tensor-parallel-size", "data-parallel-size"),
+    "vllm": ("--tensor-parallel-size", "--data-parallel-size"),
     "sglang": ("--tp-size", "--dp-size"),
 }
 #: The settings :data:`_TP_DP_FLAGS` names, by the engine's flag key (:attr:`kvlint.types.ServingConfig.written`).
@@ -408,7 +408,7 @@ def _use_all(ctx: RuleContext, have: int, unit: str = "GPU") -> str | None:
         )
     tp_flag, dp_flag = _tp_dp_flags(ctx)
     if ctx.engine == "vllm" and lay.dp_local != lay.dp:
-        dp_flag = ctx.serving.written.get("data_parallel_size_local", "data-parallel-size-local")
+        dp_flag = ctx.serving.written.get("data_parallel_size_local", "--data-parallel-size-local")
     options = []
     if have % (lay.pp * lay.dp_local) == 0:
         tp = have // (lay.pp * lay.dp_local)
@@ -2585,12 +2585,38 @@ def _mps_request(ctx: RuleContext) -> Iterator[Diagnostic]:
     sel = ctx.workload.pod_spec.get("nodeSelector")
     yield ctx.finding(
         f"{p.resource}: {p.gpus} on GPUs shared through MPS ({_GFD_SHARING}=mps): NVIDIA's device plugin gives a "
-        "container at most one MPS replica (failRequestsGreaterThanOne, on under MPS unless its config turns it "
-        f"off), so the kubelet fails the pod with UnexpectedAdmissionError: \"request for '{p.resource}: {p.gpus}' too "
-        'large: maximum request size for shared resources is 1"; the engine never starts, and the pod is not retried',
+        "container at most one MPS replica (under MPS it refuses more whatever failRequestsGreaterThanOne says), so "
+        f'the kubelet fails the pod with UnexpectedAdmissionError: \'invalid allocation request for "{p.resource}": '
+        f"invalid request: maximum request size for shared resources is 1; found {p.gpus}' (older plugins: "
+        f"\"request for '{p.resource}: {p.gpus}' too large: ...\"); the engine never starts, and the pod is not "
+        "retried",
         p.gpus_loc or loc_of(sel, _GFD_SHARING),
         fix=f"run engines of more than one GPU on nodes without MPS sharing (drop the {_GFD_SHARING} selector); on "
         f"MPS nodes request 1 {p.resource} and a single GPU worker (tensor x pipeline parallel size 1)",
+    )
+
+
+def _mps_on_mig(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV410 for a MIG device (a ``nvidia.com/mig-<profile>`` resource, or ``nvidia.com/gpu`` on nodes of GFD's single
+    strategy) asked on nodes its ``nodeSelector`` selects by GFD's ``nvidia.com/gpu.sharing-strategy: mps``: NVIDIA's
+    device plugin does not share MIG devices through MPS (NVIDIA/k8s-device-plugin ``internal/plugin/mps.go``
+    ``getMPSOptions`` returns "sharing using MPS is not supported for MIG devices" when any device of the resource
+    is a MIG device, and the plugin for that resource does not start), so no such node offers the resource and the
+    pod stays Pending. GKE's MPS labels are not read here."""
+    p = ctx.placement
+    if p is None or not p.mig_profile or p.accelerator is None or p.accelerator.vendor != "nvidia":
+        return
+    sel = ctx.workload.pod_spec.get("nodeSelector")
+    said = sel.get(_GFD_SHARING) if isinstance(sel, dict) else None
+    if not (isinstance(said, str) and said.strip().lower() == "mps"):
+        return
+    yield ctx.finding(
+        f"{p.resource} (a MIG {p.mig_profile} device) on nodes shared through MPS ({_GFD_SHARING}=mps): NVIDIA's "
+        "device plugin does not share MIG devices through MPS (it stops with 'sharing using MPS is not supported "
+        f"for MIG devices' and serves no {p.resource}), so no node offers it and the pod stays Pending",
+        loc_of(sel, _GFD_SHARING),
+        fix=f"drop the {_GFD_SHARING}: mps selector (a MIG slice is already a device of its own), or use MPS "
+        "sharing on nodes without MIG",
     )
 
 
@@ -2605,12 +2631,19 @@ def gpu_limit_exceeds_node(ctx: RuleContext) -> Iterator[Diagnostic]:
     fitsRequest``) and the pod stays Pending.
 
     On GPUs NVIDIA's device plugin shares through MPS (the ``nvidia.com/gpu.sharing-strategy: mps`` GFD writes, in
-    the ``nodeSelector``), a container gets at most one replica: the plugin forces ``failRequestsGreaterThanOne`` on
-    under MPS unless its config relaxes it (NVIDIA/k8s-device-plugin ``api/config/v1/config.go`` ``NewConfig``,
-    "Preserve the historical MPS behavior"), and its ``Allocate`` refuses a request of more ("request for
-    'nvidia.com/gpu: 2' too large: maximum request size for shared resources is 1", ``internal/plugin/server.go``):
-    the kubelet fails the pod with UnexpectedAdmissionError (:func:`_mps_request`)."""
+    the ``nodeSelector``), a container gets at most one replica: the plugin's ``ValidateRequest`` refuses a request of
+    more under MPS whatever ``failRequestsGreaterThanOne`` says (NVIDIA/k8s-device-plugin ``internal/rm/rm.go``:
+    "maximum request size for shared resources is 1; found 2", wrapped by ``Allocate`` in
+    ``internal/plugin/server.go`` as ``invalid allocation request for "nvidia.com/gpu": invalid request: ...``;
+    releases before it forced ``failRequestsGreaterThanOne`` on under MPS, ``api/config/v1/config.go``, and said
+    "request for 'nvidia.com/gpu: 2' too large: ..."): the kubelet fails the pod with UnexpectedAdmissionError
+    (:func:`_mps_request`). A MIG device asked there is not served at all (:func:`_mps_on_mig`)."""
     p = ctx.placement
+    if p is not None and p.mig_profile and p.sharing_strategy == "mps":
+        found = list(_mps_on_mig(ctx))
+        if found:
+            yield from found
+            return
     if p is not None and p.gpus is not None and p.gpus > 1 and p.sharing_strategy == "mps":
         yield from _mps_request(ctx)
         return
