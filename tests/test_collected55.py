@@ -237,3 +237,20 @@ def test_a_kserve_inference_service_is_still_kserves(tmp_path: Path) -> None:
         )
     )
     assert all("llmkube" not in m and "no reader for InferenceService" not in m for _, _, m in _kv503(f))
+
+
+@pytest.mark.parametrize("model", ["Llama-3.2-1B", "qwen2.5-7b-instruct"])
+def test_the_organisation_hint_holds_when_the_hub_is_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str
+) -> None:
+    """Hub access allowed (the CLI's default): the bare name is not in the (empty) Hugging Face cache and the Hub
+    is not reached (HF_HUB_OFFLINE), and KV502 still names the catalogued id, as with --offline."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    f = tmp_path / "d.yaml"
+    f.write_text(_BARE.replace("MODEL", model))
+    result = run_check([str(f)], Options(allow_hub=True))
+    [kv502] = [d for d in result.diagnostics if d.rule == "KV502"]
+    assert "HF_HUB_OFFLINE is set" in kv502.message, kv502.message
+    assert "without its organisation" in kv502.message and "did you mean " in kv502.message, kv502.message
+    assert (kv502.fix or "").startswith("provide it with its hub id "), kv502.fix
