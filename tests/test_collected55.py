@@ -20,6 +20,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from pathlib import Path
 
@@ -254,3 +256,35 @@ def test_the_organisation_hint_holds_when_the_hub_is_asked(
     assert "HF_HUB_OFFLINE is set" in kv502.message, kv502.message
     assert "without its organisation" in kv502.message and "did you mean " in kv502.message, kv502.message
     assert (kv502.fix or "").startswith("provide it with its hub id "), kv502.fix
+
+
+SKABRITS_LWS = COLLECTED / "skabrits__vllm__vllm.yaml"
+
+
+def _kv102(path: Path) -> list[str]:
+    result = run_check([str(path)], Options(allow_hub=False))
+    return [d.fix or "" for d in result.diagnostics if d.rule == "KV102"]
+
+
+def test_a_video_profile_that_leaves_no_kv_cache_gets_the_video_limit_remedy(tmp_path: Path) -> None:
+    """skabrits/vllm: Qwen2.5-VL-7B (bitsandbytes 4-bit) on an RTX 4070, no --max-model-len, no
+    --limit-mm-per-prompt: vLLM profiles the vision tower with a dummy video of max_pixels frames, whose activation
+    alone exceeds the card. KV102's fix was only "use a larger GPU or a quantized model" (the model is already
+    quantized); it now names the video limit (and the length it then needs), and that fix, written into the
+    manifest's command, leaves no KV102."""
+    text = SKABRITS_LWS.read_text()
+    command = (
+        "--tensor-parallel-size 1 --pipeline_parallel_size 2 --trust-remote-code --quantization bitsandbytes;"
+    )
+    assert command in text and "Qwen/Qwen2.5-VL-7B-Instruct" in text and "limit-mm-per-prompt" not in text
+    [fix] = _kv102(SKABRITS_LWS)
+    m = re.match(
+        r"--limit-mm-per-prompt '(\{[^']*\})'(?: and --max-model-len (\d+))?, if the service takes no video",
+        fix,
+    )
+    assert m is not None, fix
+    assert json.loads(m.group(1)) == {"video": 0}
+    added = f"--limit-mm-per-prompt '{m.group(1)}'" + (f" --max-model-len {m.group(2)}" if m.group(2) else "")
+    fixed = tmp_path / "vllm.yaml"
+    fixed.write_text(text.replace(command, command[:-1] + " " + added + ";"))
+    assert _kv102(fixed) == []
