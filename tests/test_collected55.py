@@ -118,6 +118,21 @@ def test_argo_cd_values_go_to_the_chart_and_other_fields_do_not(tmp_path: Path) 
     assert _kv002(f) == []
 
 
+def test_argo_cd_helm_parameters_go_to_the_chart_too(tmp_path: Path) -> None:
+    """helm.parameters: argo-cd's helmTemplate hands each value to Helm as --set, which the chart reads as written,
+    as it reads helm.values; the releaseName action below them still makes a template."""
+    params = (
+        "        parameters:\n"
+        "          - name: ingress.host\n"
+        '            value: "{{ .Release.Name }}.example.com"\n'
+        '        releaseName: "{{ .Values.name }}"\n'
+    )
+    f = tmp_path / "app.yaml"
+    f.write_text(_ARGO.replace('        releaseName: "{{ .Values.name }}"\n', params))
+    lines = f.read_text().split("\n")
+    assert [n for n, _ in _kv002(f)] == [1 + lines.index('        releaseName: "{{ .Values.name }}"')]
+
+
 def test_an_application_in_a_chart_template_is_rendered_first(tmp_path: Path) -> None:
     # app of apps: the Application is a template of a chart, whose own Helm renders the action before Argo CD sees
     # it, so it is still KV002 there
