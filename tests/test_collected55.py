@@ -303,3 +303,18 @@ def test_a_video_profile_that_leaves_no_kv_cache_gets_the_video_limit_remedy(tmp
     fixed = tmp_path / "vllm.yaml"
     fixed.write_text(text.replace(command, command[:-1] + " " + added + ";"))
     assert _kv102(fixed) == []
+
+
+PROX_OPS = COLLECTED / "jlengelbrecht__prox-ops__kubernetes__apps__ai__vllm__app__helmrelease.yaml"
+
+
+def test_an_api_key_in_a_model_entry_is_pointed_to_the_engine_spec() -> None:
+    """prox-ops' HelmRelease writes ``vllmAPIKey`` (secretName, secretKey) inside its modelSpec entry; production-stack's
+    chart reads the API key only as servingEngineSpec.vllmApiKey (deployment-vllm-multi.yaml). KV005 said "remove it
+    or move it where the chart reads it" without saying where."""
+    text = PROX_OPS.read_text()
+    assert "          vllmAPIKey:\n            secretName: vllm-secret" in text
+    result = run_check([str(PROX_OPS)], Options(allow_hub=False))
+    [kv005] = [d for d in result.diagnostics if d.rule == "KV005" and "'vllmAPIKey'" in d.message]
+    assert "servingEngineSpec.vllmApiKey" in kv005.message, kv005.message
+    assert (kv005.fix or "").startswith("move it to servingEngineSpec.vllmApiKey"), kv005.fix
