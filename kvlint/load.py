@@ -1844,7 +1844,10 @@ def _chart_values_lines(value: Any) -> list[tuple[int, int]]:
     Flux HelmRelease (``spec.values``: helm-controller passes it to the chart) or an Argo CD Application
     (``helm.values``, a string, and ``helm.valuesObject`` of ``spec.source`` or each of ``spec.sources``: argo-cd
     ``reposerver/repository/repository.go``, ``helmTemplate``, writes them to a values file for ``helm
-    template``): from the line of the values key to the next key below it in the same or an enclosing mapping."""
+    template``; and its ``helm.parameters``, whose ``value`` the same function hands Helm as ``--set``/
+    ``--set-string``, a value the chart reads as written too): from the line of the values key to the next key
+    below it in the same or an enclosing mapping. (A Flux HelmRelease's ``spec`` has only ``values``: another key
+    there is not Flux's and counts as any other.)"""
     if not isinstance(value, LDict):
         return []
     api, kind = str(value.get("apiVersion") or ""), value.get("kind")
@@ -1870,7 +1873,8 @@ def _chart_values_lines(value: Any) -> list[tuple[int, int]]:
     for holder, lines in holders:
         if not isinstance(holder, LDict):
             continue
-        for key in ("values", "valuesObject"):
+        keys = ("values",) if holder is spec else ("values", "valuesObject", "parameters")
+        for key in keys:
             at = holder.key_locs.get(key)
             if at is None or key not in holder:
                 continue

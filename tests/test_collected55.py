@@ -20,6 +20,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from pathlib import Path
 
@@ -114,6 +116,21 @@ def test_argo_cd_values_go_to_the_chart_and_other_fields_do_not(tmp_path: Path) 
     assert [n for n, _ in _kv002(f)] == [17]
     f.write_text(_ARGO.replace('        releaseName: "{{ .Values.name }}"\n', ""))
     assert _kv002(f) == []
+
+
+def test_argo_cd_helm_parameters_go_to_the_chart_too(tmp_path: Path) -> None:
+    """helm.parameters: argo-cd's helmTemplate hands each value to Helm as --set, which the chart reads as written,
+    as it reads helm.values; the releaseName action below them still makes a template."""
+    params = (
+        "        parameters:\n"
+        "          - name: ingress.host\n"
+        '            value: "{{ .Release.Name }}.example.com"\n'
+        '        releaseName: "{{ .Values.name }}"\n'
+    )
+    f = tmp_path / "app.yaml"
+    f.write_text(_ARGO.replace('        releaseName: "{{ .Values.name }}"\n', params))
+    lines = f.read_text().split("\n")
+    assert [n for n, _ in _kv002(f)] == [1 + lines.index('        releaseName: "{{ .Values.name }}"')]
 
 
 def test_an_application_in_a_chart_template_is_rendered_first(tmp_path: Path) -> None:
@@ -237,3 +254,67 @@ def test_a_kserve_inference_service_is_still_kserves(tmp_path: Path) -> None:
         )
     )
     assert all("llmkube" not in m and "no reader for InferenceService" not in m for _, _, m in _kv503(f))
+
+
+@pytest.mark.parametrize("model", ["Llama-3.2-1B", "qwen2.5-7b-instruct"])
+def test_the_organisation_hint_holds_when_the_hub_is_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str
+) -> None:
+    """Hub access allowed (the CLI's default): the bare name is not in the (empty) Hugging Face cache and the Hub
+    is not reached (HF_HUB_OFFLINE), and KV502 still names the catalogued id, as with --offline."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    f = tmp_path / "d.yaml"
+    f.write_text(_BARE.replace("MODEL", model))
+    result = run_check([str(f)], Options(allow_hub=True))
+    [kv502] = [d for d in result.diagnostics if d.rule == "KV502"]
+    assert "HF_HUB_OFFLINE is set" in kv502.message, kv502.message
+    assert "without its organisation" in kv502.message and "did you mean " in kv502.message, kv502.message
+    assert (kv502.fix or "").startswith("provide it with its hub id "), kv502.fix
+
+
+SKABRITS_LWS = COLLECTED / "skabrits__vllm__vllm.yaml"
+
+
+def _kv102(path: Path) -> list[str]:
+    result = run_check([str(path)], Options(allow_hub=False))
+    return [d.fix or "" for d in result.diagnostics if d.rule == "KV102"]
+
+
+def test_a_video_profile_that_leaves_no_kv_cache_gets_the_video_limit_remedy(tmp_path: Path) -> None:
+    """skabrits/vllm: Qwen2.5-VL-7B (bitsandbytes 4-bit) on an RTX 4070, no --max-model-len, no
+    --limit-mm-per-prompt: vLLM profiles the vision tower with a dummy video of max_pixels frames, whose activation
+    alone exceeds the card. KV102's fix was only "use a larger GPU or a quantized model" (the model is already
+    quantized); it now names the video limit (and the length it then needs), and that fix, written into the
+    manifest's command, leaves no KV102."""
+    text = SKABRITS_LWS.read_text()
+    command = (
+        "--tensor-parallel-size 1 --pipeline_parallel_size 2 --trust-remote-code --quantization bitsandbytes;"
+    )
+    assert command in text and "Qwen/Qwen2.5-VL-7B-Instruct" in text and "limit-mm-per-prompt" not in text
+    [fix] = _kv102(SKABRITS_LWS)
+    m = re.match(
+        r"--limit-mm-per-prompt '(\{[^']*\})'(?: and --max-model-len (\d+))?, if the service takes no video",
+        fix,
+    )
+    assert m is not None, fix
+    assert json.loads(m.group(1)) == {"video": 0}
+    added = f"--limit-mm-per-prompt '{m.group(1)}'" + (f" --max-model-len {m.group(2)}" if m.group(2) else "")
+    fixed = tmp_path / "vllm.yaml"
+    fixed.write_text(text.replace(command, command[:-1] + " " + added + ";"))
+    assert _kv102(fixed) == []
+
+
+PROX_OPS = COLLECTED / "jlengelbrecht__prox-ops__kubernetes__apps__ai__vllm__app__helmrelease.yaml"
+
+
+def test_an_api_key_in_a_model_entry_is_pointed_to_the_engine_spec() -> None:
+    """prox-ops' HelmRelease writes ``vllmAPIKey`` (secretName, secretKey) inside its modelSpec entry; production-stack's
+    chart reads the API key only as servingEngineSpec.vllmApiKey (deployment-vllm-multi.yaml). KV005 said "remove it
+    or move it where the chart reads it" without saying where."""
+    text = PROX_OPS.read_text()
+    assert "          vllmAPIKey:\n            secretName: vllm-secret" in text
+    result = run_check([str(PROX_OPS)], Options(allow_hub=False))
+    [kv005] = [d for d in result.diagnostics if d.rule == "KV005" and "'vllmAPIKey'" in d.message]
+    assert "servingEngineSpec.vllmApiKey" in kv005.message, kv005.message
+    assert (kv005.fix or "").startswith("move it to servingEngineSpec.vllmApiKey"), kv005.fix

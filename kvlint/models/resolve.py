@@ -1168,6 +1168,14 @@ def _resolve(
         spec = _from_catalogue(ref, revision, derive_because=f"hub: {why}")
         if spec is not None:
             return spec
+        said, meant = _without_org(ref)
+        if meant:
+            # as offline above: the Hub, reached or not, knows no repository by the bare name
+            hint = _how_to(ref).removeprefix("provide it with ")
+            raise ModelUnavailable(
+                f"model '{ref}': config.json not found (hub: {why}; {said}); provide it with its hub id {meant} "
+                f"in the command (the id the Hub knows), {hint}"
+            ) from None
         raise
 
 

@@ -313,6 +313,15 @@ def _unread_keys(i: int, m: LDict) -> list[Finding]:
             continue
         if key in _VLLM_CONFIG_KEYS_READ:
             hint, fix = f"; the chart reads {key} under vllmConfig", f"move '{key}' under vllmConfig"
+        elif key.lower() == "vllmapikey":
+            # helm/templates/deployment-vllm-multi.yaml at CHART_COMMIT sets every engine's VLLM_API_KEY from
+            # $.Values.servingEngineSpec.vllmApiKey (a string, or a map with secretName and secretKey); a
+            # modelSpec entry has no key of its own (values.schema.json)
+            hint = (
+                "; the chart reads the engines' API key once, as servingEngineSpec.vllmApiKey (a string, or "
+                "secretName and secretKey of a Secret), and without it there the engines start with no API key"
+            )
+            fix = "move it to servingEngineSpec.vllmApiKey (spelled vllmApiKey), which every modelSpec entry uses"
         elif key == "nodeSelector":
             hint = "; the chart places the pods with nodeSelectorTerms (required node affinity) or affinity"
             fix = "write the node labels as nodeSelectorTerms (matchExpressions) or affinity"

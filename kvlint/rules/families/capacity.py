@@ -10,6 +10,7 @@ the router's token limits (§2.3); for SGLang ``ModelRunner.init_memory_pool`` (
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -545,6 +546,61 @@ def _mbt_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     )
 
 
+def _video_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
+    """``--limit-mm-per-prompt`` with no video per prompt, where the multimodal encoder's profile of one dummy video
+    is what leaves too little memory: vLLM's V1 profile run feeds the encoder the modality of the largest item
+    budget, for Qwen2-VL/Qwen2.5-VL a video of ``max_pixels`` frames (``vllm@0.11.0:vllm/v1/worker/
+    gpu_model_runner.py::GPUModelRunner.profile_run``, ``_get_mm_dummy_batch``; :mod:`kvlint.memory.multimodal`),
+    and a limit of 0 videos leaves it out of the profile (images stay). The container is re-planned with the
+    video limit 0 (its other limits kept), and, when one max-model-len request then still does not fit, with the
+    longest ``--max-model-len`` (in steps of 1,024 tokens) that does; offered only when the activation estimate is
+    then smaller and the plan fits (:func:`_fits`), so a model without video, or one whose images alone still do
+    not fit, gets nothing. The
+    flag is written as the release reads it: JSON from 0.8, ``video=0`` before (``nullable_kvs``,
+    :mod:`kvlint.engines.vllm_json`). None under ``--kv-cache-memory-bytes``."""
+    plan, settings = ctx.plan, ctx.cr.settings
+    if plan is None or plan.engine != "vllm" or _kv_bytes_bypass(ctx) or settings is None:
+        return ""
+    current = dict(getattr(settings, "limit_mm_per_prompt", None) or {})
+    if current.get("video") == 0:
+        return ""
+    limits = {**current, "video": 0}
+    band = _band(ctx)
+
+    def fits(d: PlanDetail) -> bool:
+        return d.plan.activation_bytes < plan.activation_bytes and _fits(d.plan, min_concurrency, band)
+
+    length = ""
+    d = replanned(ctx.cr, limit_mm_per_prompt=limits)
+    if d is None or d.plan.activation_bytes >= plan.activation_bytes:
+        return ""
+    if not fits(d):
+        # the profile is no longer the obstacle, one max-model-len request may be: the longest length that fits
+        # with it, in steps of 1,024 tokens
+        found = largest_fitting(
+            MIN_USEFUL_MAX_MODEL_LEN // 1024,
+            (plan.max_model_len - 1) // 1024,
+            lambda k: replanned(ctx.cr, limit_mm_per_prompt=limits, max_model_len=k * 1024),
+            fits,
+        )
+        if found is None:
+            return ""
+        length = f" and --max-model-len {found[0] * 1024}"
+        d = found[1]
+    vt = parse_version(plan.engine_version)
+    if vt < (0, 8):
+        written = ",".join(f"{k}={v}" for k, v in limits.items())
+    else:
+        written = "'" + json.dumps(limits) + "'"
+    return (
+        f"--limit-mm-per-prompt {written}{length}, if the service takes no video, fits: vLLM then profiles the encoder "
+        f"without a dummy video, so the activation peak is about {gib(d.plan.activation_bytes)} instead of "
+        f"{gib(plan.activation_bytes)} and {gib(d.plan.kv_cache_bytes)} of KV per GPU remain, "
+        f"{times(d.plan.max_concurrency)}x at max-model-len {d.plan.max_model_len:,}"
+        + _below_kv104(ctx, d.plan.max_concurrency)
+    )
+
+
 def _chunked_switch(ctx: RuleContext) -> str:
     """How to turn vLLM's chunked prefill on for this container, in its own words: remove the
     ``--no-enable-chunked-prefill`` (or ``--enable-chunked-prefill=false``) it writes (V1's default is on, ``vllm@0.11.1:vllm/engine/arg_utils.py::
@@ -973,7 +1029,9 @@ def no_kv_memory(ctx: RuleContext) -> Iterator[Diagnostic]:
             else "fails with 'No available memory for the cache blocks'"
         ),
         util_loc,
-        fix=_join(_aimed(ctx, _util_remedy), _batch_remedy(ctx), _aimed(ctx, _tp_remedy))
+        fix=_join(
+            _aimed(ctx, _util_remedy), _batch_remedy(ctx), _aimed(ctx, _video_remedy), _aimed(ctx, _tp_remedy)
+        )
         or "use a larger GPU or a quantized model",
     )
 
