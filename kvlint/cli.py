@@ -200,11 +200,11 @@ def _check_min_concurrency(value: float | None) -> float | None:
 def _check_accelerator(value: str | None) -> str | None:
     if not value:
         return None
-    from kvlint.accelerators import lookup
+    from kvlint.accelerators import did_you_mean, lookup
 
     if lookup(value) is None:
         raise click.BadParameter(
-            f"unknown accelerator '{value}'; `kvlint accelerators` lists the ids and aliases"
+            f"unknown accelerator '{value}'{did_you_mean(value)}; `kvlint accelerators` lists the ids and aliases"
         )
     return value
 

@@ -63,3 +63,60 @@ def test_kv504_adds_no_ellipsis_when_every_option_is_quoted(tmp_path: Path) -> N
     path.write_text(yaml.safe_dump_all(docs), encoding="utf-8")
     quoted = _quoted_options(path)
     assert quoted and all(words == ["--model", "--max-model-len"] for words in quoted), quoted
+
+
+DAEMON = COLLECTED / "gkteco__vllm-on-gcp__k8s__vllm-daemon.yaml"
+
+
+def _with_annotation(tmp_path: Path, value: str) -> Path:
+    text = DAEMON.read_text(encoding="utf-8")
+    assert text.count("metadata:\n  name: vllm-daemonset\n") == 1
+    path = tmp_path / "annotated.yaml"
+    path.write_text(
+        text.replace(
+            "metadata:\n  name: vllm-daemonset\n",
+            f"metadata:\n  name: vllm-daemonset\n  annotations:\n    kvlint.io/accelerator: {value}\n",
+        ),
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_an_unknown_accelerator_annotation_is_said_where_the_pod_names_its_gpu(tmp_path: Path) -> None:
+    """``kvlint.io/accelerator: rtx4090`` (the catalogue's alias is ``rtx-4090``) on a pod whose nodeSelector names
+    an L4 was dropped without a word: the run sized the L4 and said nothing of the annotation, so its author took
+    it to be applied. KV005 now warns at the annotation, names the ids spelled like it and the GPU sized."""
+    path = _with_annotation(tmp_path, "rtx4090")
+    r = run_check([str(path)], Options(allow_hub=False))
+    line = path.read_text(encoding="utf-8").splitlines().index("    kvlint.io/accelerator: rtx4090") + 1
+    notes = [d for d in r.diagnostics if d.rule == "KV005" and "rtx4090" in d.message]
+    assert len(notes) == 1, [d.message for d in r.diagnostics]
+    (note,) = notes
+    assert note.severity == "warning" and note.loc is not None and note.loc.line == line
+    assert "is not an accelerator kvlint knows" in note.message and "rtx-4090" in note.message
+    assert "NVIDIA L4" in note.message  # what the pod is sized on instead
+    # a known alias is applied and gets the contradiction warning instead, not this one
+    known = run_check([str(_with_annotation(tmp_path, "rtx-4090"))], Options(allow_hub=False))
+    assert not [d for d in known.diagnostics if "is not an accelerator kvlint knows" in d.message]
+
+
+def test_an_unknown_accelerator_name_gets_close_names_on_the_command_line_and_in_the_config(
+    tmp_path: Path,
+) -> None:
+    """``--accelerator rtx4090`` and ``default_accelerator: l5`` were refused with "`kvlint accelerators` lists the
+    ids" only, though the catalogue has ``rtx-4090`` and ``l4``: the refusal now names the close ones, as
+    ``kvlint models show`` does for a model id."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    plan = CliRunner().invoke(
+        main, ["plan", "--offline", "--accelerator", "rtx4090", "--", "vllm", "serve", "x/y"]
+    )
+    assert plan.exit_code == 2 and "did you mean rtx-4090" in plan.output, plan.output
+    check = CliRunner().invoke(main, ["check", "--accelerator", "rtx4090", str(DAEMON)])
+    assert check.exit_code == 2 and "did you mean rtx-4090" in check.output, check.output
+    (tmp_path / ".kvlint.yaml").write_text("default_accelerator: l5\n", encoding="utf-8")
+    (tmp_path / "d.yaml").write_text(DAEMON.read_text(encoding="utf-8"), encoding="utf-8")
+    config = CliRunner().invoke(main, ["check", str(tmp_path / "d.yaml")])
+    assert config.exit_code == 2 and "did you mean l4" in config.output, config.output
