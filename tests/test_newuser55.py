@@ -120,3 +120,74 @@ def test_an_unknown_accelerator_name_gets_close_names_on_the_command_line_and_in
     (tmp_path / "d.yaml").write_text(DAEMON.read_text(encoding="utf-8"), encoding="utf-8")
     config = CliRunner().invoke(main, ["check", str(tmp_path / "d.yaml")])
     assert config.exit_code == 2 and "did you mean l4" in config.output, config.output
+
+
+def test_plan_given_a_docker_run_names_the_engine_command_to_type() -> None:
+    """vLLM's and TGI's quick starts print a ``docker run``; pasted after ``kvlint plan --``, it was refused with
+    "not an engine command: docker run --runtime" and the engine forms only. The refusal now names the command the
+    image runs with those arguments, the release its tag pins, and not the token passed beside them; typed as
+    named, it plans."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    quick = [
+        *(
+            "docker",
+            "run",
+            "--runtime",
+            "nvidia",
+            "--gpus",
+            "all",
+            "-v",
+            "/root/.cache/huggingface:/root/.cache",
+        ),
+        *(
+            "--env",
+            "HUGGING_FACE_HUB_TOKEN=hf_secret",
+            "-e",
+            "VLLM_USE_V1=1",
+            "-p",
+            "8000:8000",
+            "--ipc=host",
+            "-it",
+        ),
+        *(
+            "vllm/vllm-openai:v0.11.0",
+            "--model",
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--max-model-len",
+            "8192",
+        ),
+    ]
+    for verb in ("plan", "simulate"):
+        r = CliRunner().invoke(main, [verb, "--offline", "--accelerator", "l4", "--", *quick])
+        assert r.exit_code == 2, r.output
+        assert "not `docker run`" in r.output and "hf_secret" not in r.output, r.output
+        typed = r.output.split("type: ", 1)[1].split()
+        assert typed[:2] == ["kvlint", verb] and "--engine-version" in typed, typed
+        assert typed[typed.index("--engine-version") + 1] == "0.11.0"
+        engine_command = typed[typed.index("--") + 1 :]
+        assert engine_command[0] == "VLLM_USE_V1=1" and "--max-model-len" in engine_command
+    planned = CliRunner().invoke(
+        main,
+        ["plan", "--offline", "--accelerator", "l4", "--engine-version", "0.11.0", "--", *engine_command],
+    )
+    assert planned.exit_code in (0, 1) and "meta-llama/Llama-3.1-8B-Instruct" in planned.output, (
+        planned.output
+    )
+    tgi = ["docker", "run", "--gpus", "all", "--shm-size", "1g", "-p", "8080:80", "-v", "/data:/data"]
+    r = CliRunner().invoke(
+        main,
+        ["plan", "--offline", "--accelerator", "l4", "--", *tgi]
+        + [
+            "ghcr.io/huggingface/text-generation-inference:3.0.1",
+            "--model-id",
+            "mistralai/Mistral-7B-Instruct-v0.3",
+        ],
+    )
+    assert r.exit_code == 2
+    assert (
+        "--engine-version 3.0.1 -- text-generation-launcher --model-id mistralai/Mistral-7B-Instruct-v0.3"
+        in (" ".join(r.output.split()))
+    ), r.output
