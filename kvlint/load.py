@@ -71,6 +71,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_NODES",
     "WalkSkip",
+    "helm_first",
     "load_paths",
     "load_text",
     "template_actions",
@@ -1895,8 +1896,20 @@ def _template_finding(
         f"unrendered Helm/Go template syntax {shown!r}{tail}; kvlint lints rendered manifests: render with "
         f"`helm template` first",
         Loc(path, line + line_offset + 1, col + 1),
-        fix=fix,
+        fix=helm_first(fix),
     )
+
+
+def helm_first(fix: str) -> str:
+    """``fix`` (a KV002 fix for a chart's template or values file), led by "install helm ..." when it lints what a
+    chart renders (``kvlint check CHART``, which renders with helm) and ``helm`` is not on ``PATH``: there that
+    command alone stops with exit status 2 ("the helm binary is not on PATH"), and a walk that met the chart read
+    its files as plain files, which is why they got this finding."""
+    import shutil
+
+    if fix.startswith("lint what the chart") and shutil.which("helm") is None:
+        return f"install helm (https://helm.sh/docs/intro/install/; it is not on PATH), then {fix}"
+    return fix
 
 
 #: How many charts :func:`outermost_chart` climbs through (a subchart of a subchart ...). [assumed] real umbrella

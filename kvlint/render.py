@@ -81,6 +81,7 @@ from kvlint.load import (
     _excluded,
     _values_file_name,
     directories_to_repository_root,
+    helm_first,
     is_kustomize_dir,
     link_chain,
     load_paths,
@@ -1531,7 +1532,8 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
             Finding(
                 "KV002",
                 f"{what}; their files were read as plain files instead, so their serving containers are not sized "
-                "as deployed (templates are not read, values and kustomizations get KV002)",
+                "as deployed (the containers of their templates are not read; templates, values and kustomizations get "
+                "KV002)",
                 at,
                 fix=fix,
                 mark=Mark.WALK_NOTE,
@@ -3992,7 +3994,7 @@ def values_file_finding(
         f"this is a Helm values file ({reason}), not a Kubernetes manifest: kvlint lints the manifests a chart "
         "renders from it, not raw values",
         loc,
-        fix=fix,
+        fix=helm_first(fix),
         mark=Mark.SERVING_VALUES if serving else Mark.HELM_VALUES,
     )
 

@@ -3,6 +3,7 @@ say. Real loader and pipeline, offline; fixtures/collected manifests."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -191,3 +192,34 @@ def test_plan_given_a_docker_run_names_the_engine_command_to_type() -> None:
         "--engine-version 3.0.1 -- text-generation-launcher --model-id mistralai/Mistral-7B-Instruct-v0.3"
         in (" ".join(r.output.split()))
     ), r.output
+
+
+UNDERPASS = COLLECTED / "trees" / "underpass-ai-underpass-vllms"
+
+
+def test_chart_fixes_say_to_install_helm_where_helm_is_missing(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Without helm on PATH a walk reads a chart's files as plain files: each template and values file got a KV002
+    whose fix was "kvlint check CHART (kvlint renders a chart directory it is given with helm)", which then stops
+    with exit status 2 (helm is not on PATH). That fix now starts with installing helm; with helm on PATH it is
+    unchanged."""
+    import shutil
+
+    helm = shutil.which("helm")
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty directory: no helm, no kubectl
+    r = run_check([str(UNDERPASS)], Options(allow_hub=False))
+    chart_fixes = [
+        d.fix for d in r.diagnostics if d.rule == "KV002" and (d.fix or "").find("kvlint check") >= 0
+    ]
+    lints = [f for f in chart_fixes if "lint what the chart" in f]
+    assert len(lints) >= 10, chart_fixes  # the templates' and the values files'
+    assert all(
+        f.startswith("install helm (https://helm.sh/docs/intro/install/; it is not on PATH), then ")
+        for f in lints
+    )
+    if helm is None:
+        return
+    monkeypatch.setenv("PATH", os.path.dirname(helm))
+    template = UNDERPASS / "charts" / "vllm" / "templates" / "cache-pvc.yaml"
+    with_helm = run_check([str(template)], Options(allow_hub=False))
+    fixes = [d.fix or "" for d in with_helm.diagnostics if d.rule == "KV002"]
+    assert fixes and all(f.startswith("lint what the chart renders: kvlint check") for f in fixes), fixes
