@@ -223,3 +223,32 @@ def test_chart_fixes_say_to_install_helm_where_helm_is_missing(tmp_path: Path, m
     with_helm = run_check([str(template)], Options(allow_hub=False))
     fixes = [d.fix or "" for d in with_helm.diagnostics if d.rule == "KV002"]
     assert fixes and all(f.startswith("lint what the chart renders: kvlint check") for f in fixes), fixes
+
+
+def test_kv502_names_the_model_paths_key_spelled_like_the_path(tmp_path: Path) -> None:
+    """A ``model_paths`` key one letter off the manifest's path (``/models/merged-qwen25-7b-finetune`` for
+    ``/models/merged-qwen25-7b-finetuned``) mapped nothing, and KV502 said only "config.json not found ... provide
+    it with a `.kvlint.yaml` entry", so the entry looked written and the run looked wrong. KV502 now names the key
+    that missed, and its fix the entry with that key's target; a key unlike the path is not named."""
+    import json
+
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    src = COLLECTED / "farrukhmustafa__fintech-function-calling-llm__kubernetes__vllm-deployment.yaml"
+    path = tmp_path / "deploy.yaml"
+    path.write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
+    out = tmp_path / "r.json"
+
+    def kv502(config: str) -> list[dict[str, str]]:
+        (tmp_path / ".kvlint.yaml").write_text(config, encoding="utf-8")
+        CliRunner().invoke(main, ["check", "--offline", "--format", f"json={out}", str(path)])
+        return [d for d in json.loads(out.read_text(encoding="utf-8"))["diagnostics"] if d["rule"] == "KV502"]
+
+    (miss,) = kv502("model_paths:\n  /models/merged-qwen25-7b-finetune: Qwen/Qwen2.5-7B-Instruct\n")
+    assert "model_paths maps '/models/merged-qwen25-7b-finetune', not this path" in miss["message"], miss
+    assert "{/models/merged-qwen25-7b-finetuned: Qwen/Qwen2.5-7B-Instruct}" in miss["fix"], miss
+    (other,) = kv502("model_paths:\n  /mnt/other: Qwen/Qwen2.5-7B-Instruct\n")
+    assert "model_paths maps" not in other["message"]
+    assert not kv502("model_paths:\n  /models/merged-qwen25-7b-finetuned: Qwen/Qwen2.5-7B-Instruct\n")
