@@ -59,7 +59,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 
-from kvlint.paths import real_path_inside, shown_path, walk_tree
+from kvlint.paths import missing_path, real_path_inside, shown_path, walk_tree
 from kvlint.source import LDict, LList, Loc, Packing
 from kvlint.template_params import new_budget, process_template
 from kvlint.types import Document, Finding, LoadResult
@@ -224,7 +224,7 @@ def load_paths(
     """
     for p in paths:
         if p != "-" and not os.path.exists(p):
-            raise FileNotFoundError(f"{p}: no such file or directory")
+            raise FileNotFoundError(missing_path(p))
     with _gc_paused():
         return _load_paths(paths, stdin, max_file_bytes, exclude, skip)
 

@@ -92,7 +92,7 @@ from kvlint.load import (
     repository_root,
     values_chart,
 )
-from kvlint.paths import real_inside, real_path_inside, shown_path, walk_tree
+from kvlint.paths import missing_path, real_inside, real_path_inside, shown_path, walk_tree
 from kvlint.source import LDict, LList, Loc
 from kvlint.template_lines import (
     RegionIndex,
@@ -1794,7 +1794,7 @@ def sort_inputs(
         except PermissionError:
             unreachable.append(p)  # below a directory the user cannot enter: KV001, the rest is linted
         except OSError:
-            raise FileNotFoundError(f"{p}: no such file or directory") from None
+            raise FileNotFoundError(missing_path(p)) from None
     paths = [p for p in paths if p not in unreachable]
     for v in helm_values:
         if not os.path.isfile(v):

@@ -252,3 +252,24 @@ def test_kv502_names_the_model_paths_key_spelled_like_the_path(tmp_path: Path) -
     (other,) = kv502("model_paths:\n  /mnt/other: Qwen/Qwen2.5-7B-Instruct\n")
     assert "model_paths maps" not in other["message"]
     assert not kv502("model_paths:\n  /models/merged-qwen25-7b-finetuned: Qwen/Qwen2.5-7B-Instruct\n")
+
+
+def test_check_given_a_url_says_it_reads_local_files_and_how_to_fetch() -> None:
+    """``kvlint check https://raw.githubusercontent.com/.../deploy.yaml`` (a manifest's address copied from the
+    browser) said "no such file or directory", as for a mistyped file name. It now says that kvlint reads local
+    files, with the command that pipes the file in (an ``oci://`` chart: ``helm template``); exit status 2 still."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    url = "https://raw.githubusercontent.com/vllm-project/production-stack/main/helm/values.yaml?x=1&y=2"
+    r = CliRunner().invoke(main, ["check", "--offline", url])
+    assert r.exit_code == 2 and "not URLs" in r.output, r.output
+    assert f"curl -fsSL '{url}' | kvlint check --stdin-filename NAME.yaml -" in " ".join(r.output.split())
+    oci = CliRunner().invoke(main, ["check", "--offline", "oci://registry-1.docker.io/bitnamicharts/nginx"])
+    assert oci.exit_code == 2
+    assert (
+        "helm template RELEASE oci://registry-1.docker.io/bitnamicharts/nginx | kvlint check -" in oci.output
+    )
+    plain = CliRunner().invoke(main, ["check", "--offline", "no-such-deploy.yaml"])
+    assert plain.exit_code == 2 and "not URLs" not in plain.output
