@@ -273,3 +273,23 @@ def test_check_given_a_url_says_it_reads_local_files_and_how_to_fetch() -> None:
     )
     plain = CliRunner().invoke(main, ["check", "--offline", "no-such-deploy.yaml"])
     assert plain.exit_code == 2 and "not URLs" not in plain.output
+
+
+def test_a_short_vllm_option_typed_with_two_dashes_is_named() -> None:
+    """``--tp 2`` (SGLang's spelling; vLLM's short option is ``-tp``) was "unknown vLLM option --tp", fix "remove
+    --tp", which drops the tensor parallelism the user asked for. KV205 now names ``-tp`` and the fix uses it."""
+    from kvlint.engines import parse_command_line
+
+    for typed, short in (("--tp", "-tp"), ("--pp", "-pp")):
+        cfg = parse_command_line(["vllm", "serve", "Qwen/Qwen2.5-7B-Instruct", typed, "2"], "0.11.0")
+        (f,) = [f for f in cfg.findings if f.rule == "KV205"]
+        assert (
+            f.message.startswith(f"unknown vLLM 0.11.0 option {typed}")
+            and f"{short}, with one dash" in f.message
+        )
+        assert f.fix == f"use {short}", f.fix
+    typo = parse_command_line(
+        ["vllm", "serve", "Qwen/Qwen2.5-7B-Instruct", "--max-model-length", "4096"], "0.11.0"
+    )
+    (f,) = [f for f in typo.findings if f.rule == "KV205"]
+    assert "with one dash" not in f.message and f.fix == "use --max-model-len"
