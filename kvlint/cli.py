@@ -1422,6 +1422,11 @@ def models(ctx: click.Context, fmt: str) -> None:
         f"{len(rows)} configs and {n_var} cited variants (`kvlint models show ID`); quantized builds named "
         "<catalogued name>-AWQ/-GPTQ-Int4/-FP8/-bnb-4bit/... are derived from the name as a stated assumption"
     )
+    click.echo(
+        "checkpoint: the weights' size the checkpoint's model.safetensors.index.json states (total_size), or "
+        "(estimated) where kvlint computes the weights from the architecture; variants: how many other hub ids "
+        "(cited) are read with that config"
+    )
 
 
 def _entry_dict(e: Any) -> dict[str, Any]:

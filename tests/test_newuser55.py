@@ -293,3 +293,18 @@ def test_a_short_vllm_option_typed_with_two_dashes_is_named() -> None:
     )
     (f,) = [f for f in typo.findings if f.rule == "KV205"]
     assert "with one dash" not in f.message and f.fix == "use --max-model-len"
+
+
+def test_models_listing_says_what_its_columns_mean() -> None:
+    """``kvlint models`` printed "(estimated)" in its checkpoint column for 204 of 213 models and a bare count under
+    "variants", and said neither what "(estimated)" means nor what a variant is. Its last line says so now."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    r = CliRunner().invoke(main, ["models"])
+    assert r.exit_code == 0
+    assert "(estimated)" in r.output
+    last = r.output.rstrip().splitlines()[-1]
+    assert "(estimated) where kvlint computes the weights from the architecture" in last
+    assert "variants: how many other hub ids" in last
