@@ -305,14 +305,20 @@ MAX_SUGGESTED_REF = 64
 def close_names(ref: object, n: int = 4) -> list[str]:
     """Up to ``n`` catalogue ids and aliases spelled like ``ref`` (``rtx-4090`` for the ``rtx4090`` :func:`lookup`
     does not take), closest first; empty when none is close or ``ref`` is longer than :data:`MAX_SUGGESTED_REF`
-    characters. Never raises."""
+    characters. Never raises. About 1 ms a name, kept for the last 256 (a workload's annotation is asked for once
+    per serving container)."""
     text = _norm(str(ref))
     if not text or len(text) > MAX_SUGGESTED_REF:
         return []
+    return list(_close_names(text, n))
+
+
+@lru_cache(maxsize=256)
+def _close_names(text: str, n: int) -> tuple[str, ...]:
     import difflib
 
     names = list(_cat().accelerators) + list(_cat().aliases)
-    return difflib.get_close_matches(text, names, n=n, cutoff=0.5)
+    return tuple(difflib.get_close_matches(text, names, n=n, cutoff=0.5))
 
 
 def did_you_mean(ref: object, n: int = 4) -> str:
