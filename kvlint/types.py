@@ -1318,12 +1318,13 @@ class ContainerResult:
 
 @dataclass(frozen=True)
 class SuppressedDiagnostic:
-    """A diagnostic that a ``kvlint.io/ignore`` annotation suppressed, with the reason given and where
-    the annotation stands (``annotation``)."""
+    """A diagnostic that a ``kvlint.io/ignore`` annotation (or a ``# kvlint: ignore`` comment, ``by``) suppressed,
+    with the reason given and where the annotation or comment stands (``annotation``)."""
 
     diagnostic: Diagnostic
     reason: str
     annotation: Loc | None = None
+    by: str = "kvlint.io/ignore"
 
     def as_dict(self) -> dict[str, Any]:
         """JSON shape: the diagnostic's fields plus ``reason``."""

@@ -308,3 +308,32 @@ def test_models_listing_says_what_its_columns_mean() -> None:
     last = r.output.rstrip().splitlines()[-1]
     assert "(estimated) where kvlint computes the weights from the architecture" in last
     assert "variants: how many other hub ids" in last
+
+
+def test_junit_names_the_comment_that_suppressed_a_finding(tmp_path: Path) -> None:
+    """A finding suppressed by a ``# kvlint: ignore`` comment was reported in JUnit as "suppressed by
+    kvlint.io/ignore", an annotation the manifest does not have; the skipped test case names the comment now, and
+    an annotation's suppression still names the annotation."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    src = (ROOT / "fixtures" / "config" / "suppress" / "noreason.yaml").read_text(encoding="utf-8")
+    annotated = tmp_path / "annotated.yaml"
+    annotated.write_text(src, encoding="utf-8")
+    assert "          image: vllm/vllm-openai:latest\n" in src
+    commented = tmp_path / "commented.yaml"
+    commented.write_text(
+        src.replace(
+            '        kvlint.io/ignore: "KV202, KV208=pinned by digest in prod"\n', "        team: x\n"
+        ).replace(
+            "          image: vllm/vllm-openai:latest\n",
+            "          # kvlint: ignore KV208=pinned by digest in prod\n          image: vllm/vllm-openai:latest\n",
+        ),
+        encoding="utf-8",
+    )
+    for path, by in ((annotated, "kvlint.io/ignore"), (commented, "# kvlint: ignore")):
+        out = tmp_path / f"{path.stem}.xml"
+        CliRunner().invoke(main, ["check", "--offline", "--format", f"junit={out}", str(path)])
+        xml = out.read_text(encoding="utf-8")
+        assert f'<skipped message="suppressed by {by}: pinned by digest in prod"' in xml, xml
