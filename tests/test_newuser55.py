@@ -337,3 +337,18 @@ def test_junit_names_the_comment_that_suppressed_a_finding(tmp_path: Path) -> No
         CliRunner().invoke(main, ["check", "--offline", "--format", f"junit={out}", str(path)])
         xml = out.read_text(encoding="utf-8")
         assert f'<skipped message="suppressed by {by}: pinned by digest in prod"' in xml, xml
+
+
+def test_verify_says_what_it_read_before_asking_for_more() -> None:
+    """``kvlint verify LOG`` on a log that names no model printed ``printed: {"gpu_blocks": 157794, ...}`` (a JSON
+    object of internal field names) before asking for ``--model``; and ``printed: {}`` for a file with none of the
+    figures it compares. It now says what it read from the log, and that nothing was compared."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    log = ROOT / "fixtures" / "logs" / "gt-201.log"
+    r = CliRunner().invoke(main, ["verify", "--offline", str(log)])
+    assert r.exit_code == 2 and "give --model" in r.output, r.output
+    assert "read from the log, not compared (see below): gpu_blocks 157794, cpu_blocks 4096" in r.output
+    assert "printed: {" not in r.output
