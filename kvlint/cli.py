@@ -200,11 +200,11 @@ def _check_min_concurrency(value: float | None) -> float | None:
 def _check_accelerator(value: str | None) -> str | None:
     if not value:
         return None
-    from kvlint.accelerators import lookup
+    from kvlint.accelerators import did_you_mean, lookup
 
     if lookup(value) is None:
         raise click.BadParameter(
-            f"unknown accelerator '{value}'; `kvlint accelerators` lists the ids and aliases"
+            f"unknown accelerator '{value}'{did_you_mean(value)}; `kvlint accelerators` lists the ids and aliases"
         )
     return value
 
@@ -1421,6 +1421,11 @@ def models(ctx: click.Context, fmt: str) -> None:
     click.echo(
         f"{len(rows)} configs and {n_var} cited variants (`kvlint models show ID`); quantized builds named "
         "<catalogued name>-AWQ/-GPTQ-Int4/-FP8/-bnb-4bit/... are derived from the name as a stated assumption"
+    )
+    click.echo(
+        "checkpoint: the weights' size the checkpoint's model.safetensors.index.json states (total_size), or "
+        "(estimated) where kvlint computes the weights from the architecture; variants: how many other hub ids "
+        "(cited) are read with that config"
     )
 
 

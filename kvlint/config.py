@@ -538,7 +538,7 @@ def _site(data: LDict, path: str) -> Site:
     set; every accelerator a table or the fleet names must be a catalogue id/alias or a custom id. Raises
     :class:`ConfigError` naming the key and position otherwise.
     """
-    from kvlint.accelerators import lookup, parse_quantity
+    from kvlint.accelerators import did_you_mean, lookup, parse_quantity
     from kvlint.types import Accelerator
 
     section = data.get("accelerators") or {}
@@ -575,7 +575,8 @@ def _site(data: LDict, path: str) -> Site:
         text = str(ref)
         if text not in custom and lookup(text) is None:
             raise ConfigError(
-                f"{_loc_at(data, keys)}: {label}: unknown accelerator {_shown(repr(text))}; `kvlint accelerators` lists the ids "
+                f"{_loc_at(data, keys)}: {label}: unknown accelerator {_shown(repr(text))}{did_you_mean(text)}; "
+                "`kvlint accelerators` lists the ids "
                 "and aliases, or declare it under accelerators.custom"
             )
         return text
@@ -674,7 +675,7 @@ def _build(data: LDict, path: str) -> Config:
     site = _site(data, path) if ("accelerators" in data or "fleet" in data) else None
     kw["site"] = site
     if "default_accelerator" in data:
-        from kvlint.accelerators import lookup
+        from kvlint.accelerators import did_you_mean, lookup
 
         found = (
             site.lookup(data["default_accelerator"])
@@ -684,7 +685,8 @@ def _build(data: LDict, path: str) -> Config:
         if found is None:
             raise ConfigError(
                 f"{_loc_at(data, ['default_accelerator'])}: default_accelerator: unknown accelerator "
-                f"{_shown(repr(data['default_accelerator']))}; `kvlint accelerators` lists the ids and aliases"
+                f"{_shown(repr(data['default_accelerator']))}{did_you_mean(data['default_accelerator'])}; "
+                "`kvlint accelerators` lists the ids and aliases"
             )
         kw["default_accelerator"] = data["default_accelerator"]
     if "engine_version" in data:

@@ -60,7 +60,7 @@ from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 
 from kvlint.kustomize_patch import strategic_merge_patch_finding, use_loader
-from kvlint.paths import real_path_inside, shown_path, walk_tree
+from kvlint.paths import missing_path, real_path_inside, shown_path, walk_tree
 from kvlint.source import LDict, LList, Loc, Packing
 from kvlint.template_params import new_budget, process_template
 from kvlint.types import Document, Finding, LoadResult, Mark
@@ -72,6 +72,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_NODES",
     "WalkSkip",
+    "helm_first",
     "load_paths",
     "load_text",
     "template_actions",
@@ -226,7 +227,7 @@ def load_paths(
     """
     for p in paths:
         if p != "-" and not os.path.exists(p):
-            raise FileNotFoundError(f"{p}: no such file or directory")
+            raise FileNotFoundError(missing_path(p))
     with _gc_paused():
         return _load_paths(paths, stdin, max_file_bytes, exclude, skip)
 
@@ -1976,8 +1977,20 @@ def _template_finding(
         f"unrendered Helm/Go template syntax {shown!r}{tail}; kvlint lints rendered manifests: render with "
         f"`helm template` first",
         Loc(path, line + line_offset + 1, col + 1),
-        fix=fix,
+        fix=helm_first(fix),
     )
+
+
+def helm_first(fix: str) -> str:
+    """``fix`` (a KV002 fix for a chart's template or values file), led by "install helm ..." when it lints what a
+    chart renders (``kvlint check CHART``, which renders with helm) and ``helm`` is not on ``PATH``: there that
+    command alone stops with exit status 2 ("the helm binary is not on PATH"), and a walk that met the chart read
+    its files as plain files, which is why they got this finding."""
+    import shutil
+
+    if fix.startswith("lint what the chart") and shutil.which("helm") is None:
+        return f"install helm (https://helm.sh/docs/intro/install/; it is not on PATH), then {fix}"
+    return fix
 
 
 #: How many charts :func:`outermost_chart` climbs through (a subchart of a subchart ...). [assumed] real umbrella

@@ -7,9 +7,33 @@ share it without importing each other.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 
-__all__ = ["real_inside", "real_path_inside", "shown_path", "walk_tree"]
+__all__ = ["missing_path", "real_inside", "real_path_inside", "shown_path", "walk_tree"]
+
+#: A URL's scheme and ``://`` (RFC 3986 section 3.1): ``https://``, ``oci://``, ``git+ssh://``.
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]{0,31}://")
+
+
+def missing_path(path: str) -> str:
+    """What ``kvlint check`` says of an input ``path`` that does not exist (a usage error, exit status 2):
+    ``PATH: no such file or directory``, and for a URL (``https://...``, a Helm chart's ``oci://...``) that kvlint
+    reads local files only, with the commands that fetch it first. kvlint never fetches a manifest: what it lints
+    is what the user has, and a URL would make every run depend on the network."""
+    said = f"{path}: no such file or directory"
+    if not _URL.match(path):
+        return said
+    import shlex
+
+    if path[:6].lower() == "oci://":
+        how = f"render the chart and pipe it: helm template RELEASE {shlex.quote(path)} | kvlint check -"
+    else:
+        how = (
+            f"download it and pipe it: curl -fsSL {shlex.quote(path)} | kvlint check --stdin-filename NAME.yaml - (or, for a "
+            "chart, helm template RELEASE CHART | kvlint check -)"
+        )
+    return f"{said}: kvlint check reads local files and directories, not URLs; {how}"
 
 
 def shown_path(path: str) -> str:

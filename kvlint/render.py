@@ -81,6 +81,7 @@ from kvlint.load import (
     _excluded,
     _values_file_name,
     directories_to_repository_root,
+    helm_first,
     is_kustomize_dir,
     link_chain,
     load_paths,
@@ -91,7 +92,7 @@ from kvlint.load import (
     repository_root,
     values_chart,
 )
-from kvlint.paths import real_inside, real_path_inside, shown_path, walk_tree
+from kvlint.paths import missing_path, real_inside, real_path_inside, shown_path, walk_tree
 from kvlint.source import LDict, LList, Loc
 from kvlint.template_lines import (
     RegionIndex,
@@ -1548,7 +1549,8 @@ def walk_notes(walked: Sequence[WalkedDir]) -> list[Finding]:
             Finding(
                 "KV002",
                 f"{what}; their files were read as plain files instead, so their serving containers are not sized "
-                "as deployed (templates are not read, values and kustomizations get KV002)",
+                "as deployed (the containers of their templates are not read; templates, values and kustomizations get "
+                "KV002)",
                 at,
                 fix=fix,
                 mark=Mark.WALK_NOTE,
@@ -1809,7 +1811,7 @@ def sort_inputs(
         except PermissionError:
             unreachable.append(p)  # below a directory the user cannot enter: KV001, the rest is linted
         except OSError:
-            raise FileNotFoundError(f"{p}: no such file or directory") from None
+            raise FileNotFoundError(missing_path(p)) from None
     paths = [p for p in paths if p not in unreachable]
     for v in helm_values:
         if not os.path.isfile(v):
@@ -4009,7 +4011,7 @@ def values_file_finding(
         f"this is a Helm values file ({reason}), not a Kubernetes manifest: kvlint lints the manifests a chart "
         "renders from it, not raw values",
         loc,
-        fix=fix,
+        fix=helm_first(fix),
         mark=Mark.SERVING_VALUES if serving else Mark.HELM_VALUES,
     )
 

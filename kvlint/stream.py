@@ -75,6 +75,7 @@ from kvlint.load import (
     template_actions,
 )
 from kvlint.options import Options
+from kvlint.paths import missing_path
 from kvlint.source import Loc
 from kvlint.types import (
     CheckResult,
@@ -680,7 +681,7 @@ def _plan(
     plain = inputs.plain
     for p in plain:
         if p != "-" and not os.path.exists(p):
-            raise FileNotFoundError(f"{p}: no such file or directory")
+            raise FileNotFoundError(missing_path(p))
 
     keep = plan.context.keep
     held = [0]

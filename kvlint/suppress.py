@@ -552,7 +552,7 @@ def apply_comment_suppressions(
         if hit is None:
             kept.append(d)
         else:
-            suppressed.append(SuppressedDiagnostic(d, hit[0].reason, hit[1]))
+            suppressed.append(SuppressedDiagnostic(d, hit[0].reason, hit[1], by="# kvlint: ignore"))
     # (capped once every note is made: a file read from disk for the comments beside its findings, a Helm
     # template the loader did not read, has its notes made in the loop above)
     if len(notes) > MAX_PER_RULE:

@@ -843,6 +843,9 @@ class Placement:
             that requests no GPU (:attr:`requests_no_gpu`, KV405).
         annotation_conflict: the ``kvlint.io/accelerator`` annotation contradicting the pod's own facts
             (:class:`AnnotationConflict`), None when it does not (or is absent).
+        annotation_unknown: the value of a ``kvlint.io/accelerator`` annotation that names no accelerator kvlint
+            knows (catalogue, alias, ``accelerators.custom``), which is therefore not applied (KV005 says so at the
+            annotation); None when the annotation is absent, known, or ``--accelerator`` decided.
         undecided: when no accelerator is known, why the pod's facts did not name one, in words (a label kvlint
             does not read, a GPU model or instance type not in the catalogue, a resource that names only the
             vendor, an operator's own reason): the notes of the decision that named none, for KV501
@@ -895,6 +898,7 @@ class Placement:
     gpu_slice: GpuSlice | None = None
     gpus_elsewhere: str | None = None
     annotation_conflict: AnnotationConflict | None = None
+    annotation_unknown: str | None = None
     undecided: tuple[str, ...] = ()
     mig_profile: str | None = None
     mig_unoffered: bool = False
@@ -1325,12 +1329,13 @@ class ContainerResult:
 
 @dataclass(frozen=True)
 class SuppressedDiagnostic:
-    """A diagnostic that a ``kvlint.io/ignore`` annotation suppressed, with the reason given and where
-    the annotation stands (``annotation``)."""
+    """A diagnostic that a ``kvlint.io/ignore`` annotation (or a ``# kvlint: ignore`` comment, ``by``) suppressed,
+    with the reason given and where the annotation or comment stands (``annotation``)."""
 
     diagnostic: Diagnostic
     reason: str
     annotation: Loc | None = None
+    by: str = "kvlint.io/ignore"
 
     def as_dict(self) -> dict[str, Any]:
         """JSON shape: the diagnostic's fields plus ``reason``."""

@@ -1881,6 +1881,7 @@ def resolve_placement(
     if override:
         decision = _Decision(require(override, "--accelerator"), f"--accelerator {override}", None)
     annotated: _Decision | None = None
+    unknown: str | None = None
     if decision is None:
         ann = annotations.get(ANNOTATION)
         if ann is not None and str(ann).strip():
@@ -1888,6 +1889,7 @@ def resolve_placement(
             if acc is not None:
                 annotated = _Decision(acc, f"annotation {ANNOTATION}={ann}", loc_of(annotations, ANNOTATION))
             else:
+                unknown = str(ann)
                 notes.append(f"annotation {ANNOTATION}={ann} ignored: not a known accelerator id or alias")
     conflict: AnnotationConflict | None = None
     if decision is None:
@@ -1907,7 +1909,7 @@ def resolve_placement(
                 if not annotation_decides:
                     annotated = None
         decision = annotated or own
-    return _finish(
+    placed = _finish(
         decision,
         notes,
         resource=resource,
@@ -1931,6 +1933,8 @@ def resolve_placement(
         gpus_elsewhere=(gpu_source or dra_claims(pod_spec, container)) if resource is None else None,
         conflict=conflict,
     )
+    # said by KV005 at the annotation: a GPU decided by the pod's own labels would otherwise hide that it was ignored
+    return replace(placed, annotation_unknown=unknown) if unknown is not None else placed
 
 
 def _partition(label_sets: list[Labels]) -> str | None:

@@ -297,16 +297,43 @@ def lookup(ref: str) -> Accelerator | None:
     return None
 
 
+#: The longest reference :func:`did_you_mean` compares with the catalogue's names: longer text (a manifest's
+#: annotation value may be anything) is no misspelt GPU name, and difflib's cost grows with its length.
+MAX_SUGGESTED_REF = 64
+
+
+def close_names(ref: object, n: int = 4) -> list[str]:
+    """Up to ``n`` catalogue ids and aliases spelled like ``ref`` (``rtx-4090`` for the ``rtx4090`` :func:`lookup`
+    does not take), closest first; empty when none is close or ``ref`` is longer than :data:`MAX_SUGGESTED_REF`
+    characters. Never raises. About 1 ms a name, kept for the last 256 (a workload's annotation is asked for once
+    per serving container)."""
+    text = _norm(str(ref))
+    if not text or len(text) > MAX_SUGGESTED_REF:
+        return []
+    return list(_close_names(text, n))
+
+
+@lru_cache(maxsize=256)
+def _close_names(text: str, n: int) -> tuple[str, ...]:
+    import difflib
+
+    names = list(_cat().accelerators) + list(_cat().aliases)
+    return tuple(difflib.get_close_matches(text, names, n=n, cutoff=0.5))
+
+
+def did_you_mean(ref: object, n: int = 4) -> str:
+    """``"; did you mean rtx-4090, rtx-5090?"`` (:func:`close_names`), for an error that refuses ``ref``; ``""``
+    when no name is close. Never raises."""
+    close = close_names(ref, n)
+    return f"; did you mean {', '.join(close)}?" if close else ""
+
+
 def require(ref: str, what: str = "--accelerator") -> Accelerator:
     """:func:`lookup` that raises :class:`UnknownAccelerator` (naming ``what`` and close matches)."""
     acc = lookup(ref)
     if acc is not None:
         return acc
-    import difflib
-
-    names = list(_cat().accelerators) + list(_cat().aliases)
-    close = difflib.get_close_matches(_norm(str(ref)), names, n=4, cutoff=0.5)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    hint = did_you_mean(ref)
     raise UnknownAccelerator(
         f"{what} {ref!r} is not a known accelerator id or alias{hint} (ids: kvlint/data/accelerators.json)"
     )

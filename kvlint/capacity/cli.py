@@ -30,7 +30,7 @@ def _make_options(
     model_dir: tuple[str, ...],
     offline: bool,
 ) -> Options:
-    from kvlint.accelerators import lookup
+    from kvlint.accelerators import did_you_mean, lookup
     from kvlint.memory.versions import engine_version_option
     from kvlint.options import Options
 
@@ -40,7 +40,8 @@ def _make_options(
         raise click.BadParameter(str(exc), param_hint="--engine-version") from None
     if accelerator and lookup(accelerator) is None:
         raise click.BadParameter(
-            f"unknown accelerator '{accelerator}'; `kvlint accelerators` lists the ids and aliases",
+            f"unknown accelerator '{accelerator}'{did_you_mean(accelerator)}; `kvlint accelerators` lists the ids "
+            "and aliases",
             param_hint="--accelerator",
         )
     # the checks kvlint check and kvlint plan make: a unit, and a plausible device total (1 GiB to 16 TiB)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kvlint.accelerators.registry import did_you_mean
 from kvlint.accelerators.site import Site
 from kvlint.capacity import render as R
 from kvlint.capacity.context import EngineContext, cell_verdict, largest_len, plan_detail
@@ -80,7 +81,7 @@ def candidate_accelerators(only: list[str] | None = None, site: Site | None = No
             acc = site.lookup(ref)
             if acc is None:
                 raise ValueError(
-                    f"unknown accelerator '{ref}'; `kvlint accelerators` lists the ids and aliases"
+                    f"unknown accelerator '{ref}'{did_you_mean(ref)}; `kvlint accelerators` lists the ids and aliases"
                 )
             out.append(acc)
         return out

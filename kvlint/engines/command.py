@@ -4237,7 +4237,7 @@ def _assumed_vllm(
     from kvlint.memory.versions import NEWEST_VLLM
 
     what = f"image '{image}'" if image else "the container (no image)"
-    shown = " ".join(t for t in texts if t.startswith("--"))[:80]
+    shown = _options_shown([t for t in texts if t.startswith("--")])
     words = [
         f.option
         for f in findings
@@ -4261,7 +4261,7 @@ def _assumed_vllm(
     )
     return Finding(
         "KV504",
-        f"{what} is not an engine image kvlint knows, but its arguments ({shown} ...) are vLLM's own options{rest}: "
+        f"{what} is not an engine image kvlint knows, but its arguments ({shown}) are vLLM's own options{rest}: "
         f"kvlint read the container as the vLLM OpenAI server the image's entrypoint is assumed to start{release}",
         loc,
         fix="if the image runs something else, set its command explicitly; otherwise "
@@ -4272,6 +4272,23 @@ def _assumed_vllm(
         ),
         severity="info",
     )
+
+
+def _options_shown(options: Sequence[str], width: int = 80) -> str:
+    """The options of a command line as a note quotes them: whole words, joined by blanks, as many as fit in
+    ``width`` characters, then ``...`` when some are left out. A cut inside a word (``--enable-auto-to``) would
+    name an option the command does not have; only a first word longer than ``width`` is cut, its ``...``
+    joined to it."""
+    shown: list[str] = []
+    used = 0
+    for word in options:
+        if not shown and len(word) > width:
+            return word[:width] + "..."
+        if shown and used + 1 + len(word) > width:
+            return " ".join(shown) + " ..."
+        shown.append(word)
+        used += len(word) + (1 if len(shown) > 1 else 0)
+    return " ".join(shown)
 
 
 def _a_or_some(words: Sequence[str], noun: str) -> str:

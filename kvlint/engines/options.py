@@ -960,12 +960,20 @@ class Collector:
         when only older ones do (``vLLM 0.4.3 to 0.9.2``: the release is not known and the newest refuses it), which
         the hint and the fix then name; empty for none."""
         known = list(known)
+        aliases = list(aliases)
         if self._spaced(option, loc, where, [*known, *aliases], extra):
             return
         best = None
         found = counterpart(self.engine, option, known)
         other = None
-        if found is not None:
+        # a short alias typed with two dashes (vLLM's -tp as --tp, which SGLang users type): argparse matches
+        # neither the alias nor, by prefix, a long option, and refuses it
+        single = "-" + option[2:] if option.startswith("--") and len(option) > 2 else None
+        short = found is None and single is not None and single in aliases
+        if short:
+            best = single
+            extra = f"{extra}: {single}, with one dash, is {where}'s short option"
+        elif found is not None:
             # another engine's option: name this engine's own (a closer spelling would be a different setting)
             other, owner = found
             best = other
@@ -977,7 +985,7 @@ class Collector:
         elif self.suggested < MAX_SUGGESTIONS:
             self.suggested += 1
             best = suggest(option, known)
-        hint = f"; did you mean {best}?" if best and other is None else ""
+        hint = f"; did you mean {best}?" if best and other is None and not short else ""
         caveat = suggestion_note(best) if best and other is None and suggestion_note is not None else ""
         if caveat:
             hint = f"; did you mean {best} (an option of {caveat} only, which later releases refuse too)?"

@@ -926,6 +926,29 @@ def map_model_path(ref: str, model_paths: Mapping[str, str]) -> str | None:
     return target
 
 
+#: The longest model path, and the most ``model_paths`` keys, :func:`near_model_path` compares (difflib's cost grows
+#: with both; a manifest's path may be any text, a configuration's keys are a few).
+MAX_NEAR_PATH = 256
+MAX_NEAR_KEYS = 1000
+
+
+def near_model_path(ref: str, model_paths: Mapping[str, str]) -> str | None:
+    """The ``.kvlint.yaml`` ``model_paths`` key spelled like the model path ``ref`` that :func:`map_model_path` did
+    not map (``/models/lama`` for ``/models/llama``: a typo, or the path of another mount), for KV502 to name; None
+    when none is that close (difflib ratio 0.85 or more, trailing ``/`` ignored), or ``ref`` is longer than
+    :data:`MAX_NEAR_PATH` characters (only the first :data:`MAX_NEAR_KEYS` keys are compared). Never raises."""
+    import difflib
+
+    want = ref.rstrip("/")
+    if not want or len(want) > MAX_NEAR_PATH or not model_paths:
+        return None
+    keys = {
+        str(k).rstrip("/"): str(k) for k in list(model_paths)[:MAX_NEAR_KEYS] if len(str(k)) <= MAX_NEAR_PATH
+    }
+    close = difflib.get_close_matches(want, list(keys), n=1, cutoff=0.85)
+    return keys[close[0]] if close else None
+
+
 def _from_pulled(catalogue: str, ref: str, revision: str | None) -> ModelSpec | None:
     """The spec of the entry of a pulled catalogue (:mod:`kvlint.models.pulled`) for ``ref`` at ``revision``,
     built as the Hub path builds it: ``config.json``, ``hf_quant_config.json`` when stored, and the exact
@@ -1122,10 +1145,19 @@ def _resolve(
         guess = dots_dropped_hint(ref)
         if guess is not None:
             example = guess[0]
+        near = near_model_path(ref, model_paths)
+        if near is not None:
+            example = model_paths[near]
+        missed = (
+            f" (.kvlint.yaml's model_paths maps {near!r}, not this path: a key is the path exactly or a directory "
+            "above it)"
+            if near is not None
+            else ""
+        )
         # the remedy after "; provide it with ", as _how_to's: KV502 shows it as its fix, each way with its syntax
         raise ModelUnavailable(
             f"model '{ref}': config.json not found (the path does not exist on this machine: it is probably a "
-            f"path inside the container or on a volume{tried}){guess[1] if guess else ''}; provide it with a "
+            f"path inside the container or on a volume{tried}){missed}{guess[1] if guess else ''}; provide it with a "
             f"`.kvlint.yaml` entry mapping the path to a hub id or local directory (model_paths: {{{yaml_key(ref)}: {example}}}), "
             f"--model-dir DIR holding {Path(ref).name or '<name>'}/config.json, or {ANNOTATE_HINT}"
         )

@@ -71,9 +71,7 @@ def render_junit(result: CheckResult) -> str:
     for sd in result.suppressed_diagnostics:
         d = sd.diagnostic
         tc = ET.SubElement(suite(_file(d)), "testcase", classname=_file(d), name=_name(d))
-        ET.SubElement(
-            tc, "skipped", message=xml_text(f"suppressed by kvlint.io/ignore: {printable(sd.reason)}")
-        )
+        ET.SubElement(tc, "skipped", message=xml_text(f"suppressed by {sd.by}: {printable(sd.reason)}"))
     for c in result.containers:
         if (c.object_ref, c.container_name) in flagged:
             continue

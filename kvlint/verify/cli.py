@@ -177,7 +177,13 @@ def verify(
                 )
             )
         else:
-            click.echo(f"printed: {json.dumps(parsed.figures)}")
+            # what was read, so the user sees the log was understood before being asked for what it lacks
+            read = ", ".join(f"{k} {v}" for k, v in parsed.figures.items())
+            click.echo(
+                f"read from the log, not compared (see below): {read}"
+                if read
+                else "read from the log: no figure kvlint compares (KV-cache memory, blocks or tokens)"
+            )
             # the JSON document carries the error already: said once, on stderr, only beside the text
             click.echo(inert_line(f"kvlint verify: {printable(error or '')}"), err=True)
         sys.exit(2)

@@ -109,11 +109,12 @@ def build_settings(**kw: Any) -> Any:
     if kw.get("model_dir"):
         overrides["model_dirs"] = tuple(options.model_dirs) + tuple(kw["model_dir"])
     if kw.get("default_accelerator"):
-        from kvlint.accelerators import lookup
+        from kvlint.accelerators import did_you_mean, lookup
 
         if lookup(kw["default_accelerator"]) is None:
             raise click.BadParameter(
-                f"unknown accelerator {kw['default_accelerator']!r}; `kvlint accelerators` lists them",
+                f"unknown accelerator {kw['default_accelerator']!r}{did_you_mean(kw['default_accelerator'])}; "
+                "`kvlint accelerators` lists them",
                 param_hint="--default-accelerator",
             )
         overrides["default_accelerator"] = kw["default_accelerator"]

@@ -165,6 +165,26 @@ def _contradicting_annotations(ctx: RuleContext) -> Iterator[Diagnostic]:
                 fix=f"remove the annotation, or change the pod's scheduling constraints if it is meant to run on "
                 f"{conflict.annotated.name}",
             )
+    unknown = cr.placement.annotation_unknown if cr.placement is not None else None
+    if unknown is not None and cr.placement is not None:
+        from kvlint.accelerators import close_names
+
+        shown = unknown if len(unknown) <= 64 else unknown[:61] + "..."
+        close = close_names(unknown)
+        guess = f" (did you mean {', '.join(close)}?)" if close else ""
+        placed = cr.placement
+        outcome = (
+            f"kvlint sizes the pod on {placed.accelerator.name}, the GPU its own scheduling names"
+            if placed.accelerator is not None
+            else "the pod's GPU stays unknown (KV501)"
+        )
+        yield ctx.finding(
+            f"{ACCELERATOR}: {shown} is not an accelerator kvlint knows{guess}, so the annotation is not applied: "
+            f"{outcome}",
+            annotation_loc(w, ACCELERATOR),
+            fix="write an id or alias that `kvlint accelerators` lists, or declare the GPU under "
+            "accelerators.custom in .kvlint.yaml (its memory as CUDA reports it)",
+        )
     overruled = cr.model_annotation_overruled
     if overruled is not None and cr.serving.model is not None:
         own_model = own_model_reference(cr.serving, w)
