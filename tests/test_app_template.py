@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from kvlint.load import load_paths
@@ -159,12 +160,16 @@ def test_many_controllers_are_refused_before_building(tmp_path: Path) -> None:
     assert str(MAX_CONTAINERS) in kv002.message and kv002.loc is not None and kv002.loc.line == 1
 
 
-def test_shared_values_copied_per_controller_are_bounded(tmp_path: Path) -> None:
-    """A large ``persistence`` shared by many controllers (made up) is refused, not copied into each pod."""
+@pytest.mark.parametrize("controllers", [200, 1])
+def test_shared_values_copied_per_container_are_bounded(tmp_path: Path, controllers: int) -> None:
+    """A large ``persistence`` shared by 200 containers (made up; in 200 controllers or all in one) is refused,
+    not walked and copied for each container."""
     body = "persistence:\n" + "".join(f"  v{i}: {{type: emptyDir}}\n" for i in range(2000))
+    per = 200 // controllers
     body += "controllers:\n" + "".join(
-        f"  c{i}:\n    containers:\n      app:\n        image: {{repository: vllm/vllm-openai}}\n"
-        for i in range(200)
+        f"  c{i}:\n    containers:\n"
+        + "".join(f"      a{j}:\n        image: {{repository: vllm/vllm-openai}}\n" for j in range(per))
+        for i in range(controllers)
     )
     p = tmp_path / "values.yaml"
     p.write_text(body)

@@ -130,9 +130,9 @@ def _unbuilt(data: Any) -> tuple[str, Loc | None] | None:
             _key_loc(data, "controllers"),
         )
     shared = count_values([data.get("defaultPodOptions"), data.get("persistence")], MAX_COPIED_VALUES)
-    if len(ctrls) * shared > MAX_COPIED_VALUES:
+    if max(total, 1) * shared > MAX_COPIED_VALUES:  # persistence is walked for every container
         return (
-            f"{len(ctrls)} controllers would each copy the shared defaultPodOptions and persistence "
+            f"{total} containers would each copy the shared defaultPodOptions and persistence "
             f"({shared:,} values), more than the {MAX_COPIED_VALUES:,} values kvlint copies",
             _key_loc(data, "controllers"),
         )
