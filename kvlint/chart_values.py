@@ -7,7 +7,9 @@ objects it would render instead, locating everything at the values' own lines:
 * the KubeAI ``models`` chart (``catalog.<name>`` entries -> one KubeAI ``Model`` each,
   :func:`kvlint.workloads.kubeai.catalog_workloads`);
 * vLLM production-stack's ``vllm-stack`` chart (``servingEngineSpec.modelSpec[]`` -> one engine Deployment
-  each, :func:`kvlint.workloads.stack_values.stack_values_workloads`).
+  each, :func:`kvlint.workloads.stack_values.stack_values_workloads`);
+* the bjw-s ``app-template`` chart (``controllers.<id>`` running a serving engine's image -> one pod each,
+  :func:`kvlint.workloads.app_template.app_template_workloads`).
 
 :data:`READERS` is the one dispatch point: :func:`reader_of` picks the reader of a document (a mapping without
 ``apiVersion`` and ``kind`` of the shape the reader recognises), the workload finder asks it for the
@@ -144,10 +146,33 @@ def _stack_note(doc: Document) -> Finding | None:
     return stack_values_finding(doc)
 
 
+def _is_app_template(data: dict[Any, Any]) -> bool:
+    from kvlint.workloads.app_template import is_app_template_values
+
+    return is_app_template_values(data)
+
+
+def _app_template_workloads(doc: Document) -> list[Workload]:
+    from kvlint.workloads.app_template import app_template_workloads
+
+    return app_template_workloads(doc)
+
+
+def _app_template_note(doc: Document) -> Finding | None:
+    """KV002 when kvlint builds no pod from bjw-s app-template values that run an engine; None when it builds
+    them (the first workload carries the note)."""
+    from kvlint.workloads.app_template import app_template_finding
+
+    return app_template_finding(doc)
+
+
 #: The chart values readers, tried in order.
 READERS: tuple[ChartValuesReader, ...] = (
     ChartValuesReader("KubeAI models chart", _is_kubeai_catalog, _kubeai_workloads, _kubeai_note),
     ChartValuesReader("vLLM production-stack chart", _is_stack_values, _stack_workloads, _stack_note),
+    ChartValuesReader(
+        "bjw-s app-template chart", _is_app_template, _app_template_workloads, _app_template_note
+    ),
 )
 
 

@@ -1,5 +1,6 @@
 """Argo CD Applications and Flux HelmReleases that deploy a chart kvlint reads from its values (a chart values
-reader of :data:`kvlint.chart_values.READERS`: vLLM production-stack's ``vllm-stack``, KubeAI's ``models``):
+reader of :data:`kvlint.chart_values.READERS`: vLLM production-stack's ``vllm-stack``, KubeAI's ``models``, bjw-s
+``app-template``):
 the inline values are read as that chart's values, so the pods are built and sized with every finding located at
 the values' own lines in the Application/HelmRelease file.
 
@@ -67,6 +68,7 @@ _INT = re.compile(r"^[-+]?\d{1,18}$")
 _CHARTS: dict[str, tuple[str, str]] = {
     "vllm-stack": ("vLLM production-stack chart", "production-stack"),
     "models": ("KubeAI models chart", "kubeai"),
+    "app-template": ("bjw-s app-template chart", "app-template"),
 }
 
 
@@ -384,20 +386,33 @@ def _argo_source(doc: Document, src: Any, release: str) -> ChartSource | None:
 
 
 def _flux_source(doc: Document) -> ChartSource | None:
-    """The :class:`ChartSource` of a Flux HelmRelease whose ``chart.spec.chart`` names a chart kvlint reads."""
+    """The :class:`ChartSource` of a Flux HelmRelease whose ``chart.spec.chart`` names a chart kvlint reads, or
+    whose ``chartRef`` (an ``OCIRepository`` or ``HelmChart`` object, helm.toolkit.fluxcd.io/v2) is named as the
+    chart is (``chartRef.name: app-template``, the OCIRepository of ``oci://ghcr.io/bjw-s-labs/helm/app-template``
+    as home-ops repositories name it; the object itself is usually in another file)."""
     spec = get_in(doc.data, "spec")
     if not isinstance(spec, dict):
         return None
     cspec = get_in(spec, "chart", "spec")
     chart = cspec.get("chart") if isinstance(cspec, dict) else None
-    if not isinstance(chart, str) or chart not in _CHARTS:
+    if chart is None and isinstance(spec.get("chartRef"), dict):
+        cspec = spec["chartRef"]
+        chart = cspec.get("name") if cspec.get("kind") in ("OCIRepository", "HelmChart", None) else None
+        if chart not in (
+            "app-template",
+        ):  # a chartRef names an object, not a chart: only this convention is read
+            return None
+        at = loc_of(cspec, "name")
+    else:
+        at = loc_of(cspec, "chart") if isinstance(cspec, dict) else None
+    if not isinstance(chart, str) or chart not in _CHARTS or not isinstance(cspec, dict):
         return None
     skipped: list[str] = []
     v = spec.get("values")
     if isinstance(v, LDict):
         values = _copy(v)
     else:
-        values = LDict(loc=loc_of(cspec, "chart") or doc.loc)
+        values = LDict(loc=at or doc.loc)
         if v is not None and not isinstance(v, dict):
             skipped.append("spec.values (not a mapping)")
         elif isinstance(v, dict):
@@ -420,7 +435,7 @@ def _flux_source(doc: Document) -> ChartSource | None:
     return ChartSource(
         chart,
         _text(cspec.get("version")),
-        loc_of(cspec, "chart"),
+        at,
         values,
         tuple(unseen),
         tuple(skipped),
@@ -454,6 +469,8 @@ def chart_sources(doc: Document) -> list[ChartSource]:
 
 def _chart_words(src: ChartSource) -> str:
     reader, _ = _CHARTS[src.chart]
+    if src.chart == "app-template":
+        return "the bjw-s app-template chart"
     return (
         "vLLM production-stack's vllm-stack chart" if reader.startswith("vLLM") else "KubeAI's models chart"
     )
@@ -478,6 +495,15 @@ def _restated(src: ChartSource) -> str:
             f"the chart version pinned here is {pinned}, kvlint restates vllm-stack {CHART_VERSION} (commit "
             f"{CHART_COMMIT[:12]}): {pinned} may render the values differently"
         )
+    if src.chart == "app-template":
+        from kvlint.workloads.app_template import LIBRARY_COMMIT
+
+        pinned = (
+            f"the chart version pinned here is {src.version}"
+            if src.version
+            else "no chart version is pinned here"
+        )
+        return f"{pinned}; kvlint restates the bjw-s common library at bjw-s-labs/helm-charts {LIBRARY_COMMIT[:12]}"
     from kvlint.workloads.kubeai import MODELS_CHART_TEMPLATE
 
     repo_commit = MODELS_CHART_TEMPLATE.split(":", 1)[0]
@@ -635,8 +661,8 @@ def _built(
     for src in chart_sources(doc):
         reader = _reader(_CHARTS[src.chart][0])
         sub = Document(doc.path, doc.index, src.values, src.values.loc or src.at or doc.loc)
-        if not src.values or (src.chart == "models" and not reader.recognise(src.values)):
-            continue  # a chart named models that is not KubeAI's, or no catalogue: not read
+        if not src.values or (src.chart in ("models", "app-template") and not reader.recognise(src.values)):
+            continue  # a chart named models that is not KubeAI's, no catalogue, or an app that serves no LLM
         try:
             ws = reader.workloads(sub)
         except RecursionError:  # pragma: no cover - the loader caps nesting
@@ -677,7 +703,9 @@ def _built(
         ws = [
             replace(
                 w,
-                name=(src.release + w.name[len("RELEASE") :]) if w.name.startswith("RELEASE-") else w.name,
+                name=(src.release + w.name[len("RELEASE") :])
+                if w.name.startswith("RELEASE-") or w.name == "RELEASE"
+                else w.name,
                 namespace=w.namespace or namespace,
                 findings=tuple(f for f in w.findings if f.mark is not Mark.BUILT_FROM_VALUES),
             )

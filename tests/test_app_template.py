@@ -1,0 +1,207 @@
+"""bjw-s app-template chart values (:mod:`kvlint.workloads.app_template`): a Flux HelmRelease of the chart (by
+``chartRef`` or ``chart.spec.chart``) and a plain values file are read as the pods the chart renders, every value
+located at its own line of the file.
+
+Before, a HelmRelease of app-template got one "operator settings not read" note and no serving container, and a
+values file a KV002 "render the chart first". The real HelmReleases are from fixtures/collected (sources in its
+INDEX.csv); the others are made up for these tests (each says so). Expected values are read from the files' own
+text, not from kvlint's output.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kvlint.load import load_paths
+from kvlint.options import Options
+from kvlint.pipeline import run_check
+from kvlint.sizing import summarise
+from kvlint.workloads import find_workloads
+from kvlint.workloads.app_template import MAX_CONTAINERS
+
+OFFLINE = Options(allow_hub=False)
+ROOT = Path(__file__).resolve().parent.parent
+COLLECTED = ROOT / "fixtures" / "collected"
+CHINGCODES = COLLECTED / "chingcodes__home-ops__kubernetes__apps__ai__vllm__app__helmrelease.yaml"
+TANGUILLE = COLLECTED / "Tanguille__cluster__kubernetes__apps__ai__sglang__app__helmrelease.yaml"
+
+
+def _line_of(text: str, needle: str, nth: int = 0) -> int:
+    return [i + 1 for i, line in enumerate(text.splitlines()) if needle in line][nth]
+
+
+def test_real_chartref_helmrelease_becomes_the_vllm_pod() -> None:
+    """chingcodes/home-ops: ``chartRef: {kind: OCIRepository, name: app-template}``; the pod the chart renders
+    runs the image and args of ``controllers.vllm.containers.app``, with its amd.com/gpu resources, each located
+    at its line; one serving container is read (none before)."""
+    text = CHINGCODES.read_text()
+    (w,) = find_workloads(load_paths([str(CHINGCODES)]).documents)
+    assert (w.kind, w.name) == ("Deployment", "vllm")  # the release is the HelmRelease's name
+    (c,) = w.pod_spec["containers"]
+    assert c["image"] == "vllm/vllm-openai:v0.6.3.post1-rocm"
+    args = list(c["args"])
+    assert args[:2] == ["--model", "Qwen/Qwen2-1.5B-Instruct"]
+    assert c["args"].locs[1].line == _line_of(text, '"Qwen/Qwen2-1.5B-Instruct"')
+    assert str(c["resources"]["limits"]["amd.com/gpu"]) == "1"
+    env = {e["name"]: e["value"] for e in c["env"]}
+    assert env["HSA_OVERRIDE_GFX_VERSION"] == "11.0.0"
+    mounts = {m["mountPath"] for m in c["volumeMounts"]}
+    assert mounts == {"/dev/dri", "/dev/kfd"}  # the disabled cache PVC is not mounted
+    result = run_check([str(CHINGCODES)], OFFLINE)
+    s = summarise(result)
+    assert s.serving == 1 and s.not_read == 0
+    (note,) = [d for d in result.diagnostics if d.rule == "KV504"]
+    assert note.loc is not None and note.loc.line == _line_of(text, "name: app-template")
+    assert "app-template" in note.message
+
+
+def test_real_helmrelease_shm_is_the_memory_emptydir_of_advanced_mounts() -> None:
+    """Tanguille/cluster: ``persistence.shm`` (``type: emptyDir``, ``medium: Memory``, ``sizeLimit: 8Gi``)
+    mounted at ``/dev/shm`` through ``advancedMounts.app.app``; pod options from ``defaultPodOptions``; the
+    SGLang image and its shell command read (the wrapper script is what keeps it unsized)."""
+    (w,) = find_workloads(load_paths([str(TANGUILLE)]).documents)
+    (c,) = w.pod_spec["containers"]
+    assert c["image"].startswith("ghcr.io/tanguille/sglang-rdna4:v0.5.15-gfx1201")
+    assert list(c["command"])[:2] == ["/bin/bash", "-c"]
+    vols = {v["name"]: v for v in w.pod_spec["volumes"]}
+    assert vols["shm"]["emptyDir"]["medium"] == "Memory"
+    assert vols["shm"]["emptyDir"]["sizeLimit"] == "8Gi"
+    assert vols["cache"]["persistentVolumeClaim"]["claimName"] == "sglang"
+    assert {m["mountPath"]: m["name"] for m in c["volumeMounts"]} == {"/cache": "cache", "/dev/shm": "shm"}
+    assert "nodeAffinity" in w.pod_spec["affinity"]
+    s = summarise(run_check([str(TANGUILLE)], OFFLINE))
+    assert s.serving == 1 and s.not_read == 0
+
+
+# Made up for these tests: an app-template HelmRelease (chart.spec.chart form) running vLLM with a model of
+# kvlint's catalogue on a named GPU, two GPUs with tensor parallelism.
+_FLUX = """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: chat, namespace: ai}
+spec:
+  chart:
+    spec:
+      chart: app-template
+      version: 4.2.0
+      sourceRef: {kind: HelmRepository, name: bjw-s}
+  values:
+    defaultPodOptions:
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-L4
+    controllers:
+      main:
+        containers:
+          app:
+            image: {repository: vllm/vllm-openai, tag: v0.8.5}
+            command: [vllm, serve, Qwen/Qwen2.5-7B, --tensor-parallel-size, "2", --max-model-len, "8192"]
+            resources:
+              limits: {nvidia.com/gpu: 2}
+    persistence:
+      shm:
+        type: emptyDir
+        medium: Memory
+        globalMounts:
+          - path: /dev/shm
+"""
+
+
+def test_made_up_helmrelease_is_sized(tmp_path: Path) -> None:
+    """A serving container with a catalogue model and a named GPU is sized (before: not read)."""
+    p = tmp_path / "hr.yaml"
+    p.write_text(_FLUX)
+    result = run_check([str(p)], OFFLINE)
+    s = summarise(result)
+    assert s.serving == 1 and s.plan == 1 and s.not_read == 0
+    (w,) = find_workloads(load_paths([str(p)]).documents)
+    assert (w.name, w.namespace) == ("chat", "ai")
+    assert w.pod_spec["nodeSelector"]["nvidia.com/gpu.product"] == "NVIDIA-L4"
+
+
+def test_plain_values_file_is_read_with_its_own_note(tmp_path: Path) -> None:
+    """The same values as a values.yaml: the reader is chosen by the values' shape (controllers with an
+    engine's image); the note is the reader's KV504 at ``controllers``; no KV002."""
+    values = yaml.safe_dump(yaml.safe_load(_FLUX)["spec"]["values"], sort_keys=False)
+    p = tmp_path / "values.yaml"
+    p.write_text(values)
+    result = run_check([str(p)], OFFLINE)
+    assert summarise(result).plan == 1
+    assert not [d for d in result.diagnostics if d.rule == "KV002"]
+    (note,) = [d for d in result.diagnostics if d.rule == "KV504"]
+    assert note.loc is not None and note.loc.line == _line_of(values, "controllers:")
+
+
+def test_values_of_an_app_that_serves_no_llm_are_not_read(tmp_path: Path) -> None:
+    """app-template values of another app (made up: a media server) build nothing and get no KV504."""
+    p = tmp_path / "values.yaml"
+    p.write_text(
+        "controllers:\n  main:\n    containers:\n      app:\n        image: {repository: jellyfin/jellyfin, tag: '10'}\n"
+    )
+    assert find_workloads(load_paths([str(p)]).documents) == []
+    assert not [d for d in run_check([str(p)], OFFLINE).diagnostics if d.rule == "KV504"]
+
+
+def test_many_controllers_are_refused_before_building(tmp_path: Path) -> None:
+    """More containers than :data:`MAX_CONTAINERS` (made up: every controller runs vLLM): no pod is built and
+    KV002 says why at ``controllers``, never a traceback."""
+    n = MAX_CONTAINERS + 1
+    body = "controllers:\n" + "".join(
+        f"  c{i}:\n    containers:\n      app:\n        image: {{repository: vllm/vllm-openai, tag: v0.8.5}}\n"
+        for i in range(n)
+    )
+    p = tmp_path / "values.yaml"
+    p.write_text(body)
+    assert find_workloads(load_paths([str(p)]).documents) == []
+    result = run_check([str(p)], OFFLINE)
+    (kv002,) = [d for d in result.diagnostics if d.rule == "KV002"]
+    assert str(MAX_CONTAINERS) in kv002.message and kv002.loc is not None and kv002.loc.line == 1
+
+
+@pytest.mark.parametrize("controllers", [200, 1])
+def test_shared_values_copied_per_container_are_bounded(tmp_path: Path, controllers: int) -> None:
+    """A large ``persistence`` shared by 200 containers (made up; in 200 controllers or all in one) is refused,
+    not walked and copied for each container."""
+    body = "persistence:\n" + "".join(f"  v{i}: {{type: emptyDir}}\n" for i in range(2000))
+    per = 200 // controllers
+    body += "controllers:\n" + "".join(
+        f"  c{i}:\n    containers:\n"
+        + "".join(f"      a{j}:\n        image: {{repository: vllm/vllm-openai}}\n" for j in range(per))
+        for i in range(controllers)
+    )
+    p = tmp_path / "values.yaml"
+    p.write_text(body)
+    assert find_workloads(load_paths([str(p)]).documents) == []
+    (kv002,) = [d for d in run_check([str(p)], OFFLINE).diagnostics if d.rule == "KV002"]
+    assert "copies" in kv002.message
+
+
+def test_wrong_types_never_raise(tmp_path: Path) -> None:
+    """Values of the wrong type at every level the reader walks (made up) give no traceback."""
+    body = """\
+defaultPodOptions: [1]
+persistence:
+  a: 3
+  b: {type: emptyDir, globalMounts: 7, advancedMounts: {main: [1]}}
+  c: {globalMounts: [{path: [1]}]}
+controllers:
+  main:
+    pod: 5
+    replicas: "two"
+    containers:
+      app:
+        image: {repository: vllm/vllm-openai, tag: [1]}
+        command: {a: 1}
+        args: 7
+        env: [1, {name: X}]
+        resources: 5
+      other: 3
+  off: {enabled: false, containers: {app: {image: {repository: vllm/vllm-openai}}}}
+"""
+    p = tmp_path / "values.yaml"
+    p.write_text(body)
+    (w,) = find_workloads(load_paths([str(p)]).documents)
+    assert w.name == "RELEASE"  # the disabled controller renders nothing; the other is the only one
+    run_check([str(p)], OFFLINE)
