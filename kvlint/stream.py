@@ -963,8 +963,9 @@ def _warm_up() -> None:
     import kvlint.config  # noqa: F401  (the repository a manifest's model path is held to: manifest_root)
     import kvlint.engines.multinode  # noqa: F401
     import kvlint.memory.stage  # noqa: F401  (the engines' memory models)
+    import kvlint.workloads.app_template  # noqa: F401  (chart values readers import their builders lazily)
     import kvlint.workloads.gitops_local  # noqa: F401  (each unit sets its render scope)
-    import kvlint.workloads.stack_values  # noqa: F401  (chart values readers import their builders lazily)
+    import kvlint.workloads.stack_values  # noqa: F401
     from kvlint.accelerators.registry import catalogue
     from kvlint.models.catalogue import _by_name, _index
     from kvlint.models.resolve import _kaito_presets

@@ -317,7 +317,10 @@ def test_one_rule_says_how_many_findings_a_diagnostic_stands_for() -> None:
             if read:
                 reads.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     # copied along: a Finding's to its Diagnostic, a Diagnostic's to the webhook worker's reply row
-    assert reads == ["kvlint/rules/runner.py:49", "kvlint/webhook/worker.py:382"]
+    # (by file: the lines move with any edit above them)
+    assert [r.rsplit(":", 1)[0] for r in reads] == ["kvlint/rules/runner.py", "kvlint/webhook/worker.py"], (
+        reads
+    )
 
 
 def test_junit_counts_its_testcases_and_names_what_a_capped_one_stands_for(tmp_path: Path) -> None:

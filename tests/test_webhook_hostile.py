@@ -570,6 +570,7 @@ def test_reviewed_kinds_cover_every_kind_the_cli_reads() -> None:
     from kvlint.kinds import WORKLOAD_KINDS
     from kvlint.load import load_paths
     from kvlint.workloads import find_workloads
+    from kvlint.workloads.app_template import is_app_template_values
     from kvlint.workloads.stack_values import is_stack_values
 
     paths = [str(ROOT / "fixtures"), str(ROOT.parent / "shared" / "corpus" / "manifests")]
@@ -577,9 +578,13 @@ def test_reviewed_kinds_cover_every_kind_the_cli_reads() -> None:
     kinds = set()
     for w in find_workloads(docs):
         if not w.doc.kind:
-            # chart values read as the Deployments the chart renders (vLLM production-stack): not an object the
-            # API server ever receives; the webhook sees the rendered Deployment, a reviewed kind
-            assert is_stack_values(w.doc.data) and w.kind in ("Deployment", "RayCluster"), w.doc.path
+            # chart values read as the objects the chart renders (vLLM production-stack, bjw-s app-template): not an
+            # object the API server ever receives; the webhook sees the rendered Deployment, a reviewed kind
+            if is_stack_values(w.doc.data):
+                assert w.kind in ("Deployment", "RayCluster"), w.doc.path
+            else:
+                assert is_app_template_values(w.doc.data), w.doc.path
+                assert w.kind in ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"), w.doc.path
             continue
         if not w.pod_spec.get("containers") and any("has no reader for" in f.message for f in w.findings):
             continue  # an operator kind kvlint says it has no reader for: no pod template read (KV503 note)
