@@ -18,7 +18,11 @@ _CMD = ["--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"]
         ["--rate", "1e-10"],
         ["--rate", "1e-300"],
         ["--step-ms", "1e-300"],
+        # the arrival time in steps is inf: int() raised OverflowError
+        ["--rate", "1e-300", "--step-ms", "1e-300"],
+        ["--step-ms", "1e-320"],
         ["--burst-size", "1", "--burst-every", str(10**20)],
+        ["--burst-size", "1", "--burst-every", "9" * 400],  # past any float: the message's float() raised
     ],
 )
 def test_absurd_options_are_usage_errors(args):
@@ -40,3 +44,18 @@ def test_arrivals_up_to_the_bound_are_drawn():
     assert max(cols.arrival) == 9 * every <= MAX_ARRIVAL_STEP
     with pytest.raises(WorkloadError, match=r"request 11 would arrive"):
         generate_columns(WorkloadSpec(requests=11, arrivals="burst", burst_size=1, burst_every=every))
+
+
+def test_a_trace_arrival_over_a_subnormal_step_is_refused_not_an_overflow(tmp_path):
+    """A trace's arrival (at most 1e9 s) over a step of 1e-320 ms is infinitely many steps: refused as any arrival
+    past the bound, where ``int(inf)`` raised OverflowError."""
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"prompt_tokens": 10, "output_tokens": 5, "arrival_s": 1000}\n')
+    res = CliRunner().invoke(
+        simulate_cmd,
+        ["--accelerator", "h100", "--offline", "--trace", str(trace), "--step-ms", "1e-320", *_CMD],
+    )
+    assert res.exit_code == 2, res.output
+    assert f"beyond the {MAX_ARRIVAL_STEP:,} steps" in res.output and not isinstance(
+        res.exception, OverflowError
+    )

@@ -73,17 +73,22 @@ class CompareRow:
 def candidate_accelerators(only: list[str] | None = None, site: Site | None = None) -> list[Accelerator]:
     """The ``only`` ids/aliases (a site's own accelerators too), else the fleet: ``site``'s configured fleet
     (``.kvlint.yaml`` ``fleet``), or kvlint's default fleet (:data:`kvlint.accelerators.site.DEFAULT_FLEET`).
+    An accelerator named more than once (``h100,h100``, or an id and its alias) is listed once, where first
+    named, so the tables and the planning grow with the catalogue, never with the argument.
     Raises ValueError naming an unknown id."""
     site = site or Site()
     if only:
-        out = []
+        out: list[Accelerator] = []
+        seen: set[str] = set()
         for ref in only:
             acc = site.lookup(ref)
             if acc is None:
                 raise ValueError(
                     f"unknown accelerator '{ref}'{did_you_mean(ref)}; `kvlint accelerators` lists the ids and aliases"
                 )
-            out.append(acc)
+            if acc.id not in seen:
+                seen.add(acc.id)
+                out.append(acc)
         return out
     return list(site.fleet_accelerators()[0])
 

@@ -41,9 +41,15 @@ MAX_ARRIVAL_STEP = 10**9
 _MAX_NUMBER_CHARS = 40
 
 
-def _big(n: int) -> str:
-    """``n`` for a message: with thousands separators, or as ``~1.2e+20`` when longer than 15 digits."""
-    return f"{n:,}" if n < 10**15 else f"~{float(n):.2g}"
+def _big(n: float) -> str:
+    """``n`` for a message: with thousands separators, or as ``~1.2e+20`` when longer than 15 digits (``~inf``
+    for a quotient beyond any float, ``~10^400`` for an integer too large for one)."""
+    if n < 10**15:
+        return f"{int(n):,}"
+    try:
+        return f"~{float(n):.2g}"
+    except OverflowError:  # an integer past 1.8e308 (--burst-every with 400 digits)
+        return f"~10^{len(str(int(n))) - 1}"
 
 
 class WorkloadError(ValueError):
@@ -571,19 +577,22 @@ def _draw(spec: WorkloadSpec, normal_outputs: bool) -> tuple[RequestColumns, lis
             prompt = sample_prompt()
             zs.append(normal(0.0, 1.0))
             output = 0  # set per variant below
+        at: float
         if trace_arrivals and row is not None and row.arrival_s is not None:
-            arrival = int(row.arrival_s / step_s)
+            at = row.arrival_s / step_s
         elif burst:
-            arrival = (i // spec.burst_size) * spec.burst_every
+            at = (i // spec.burst_size) * spec.burst_every
         else:
             t += expo(rate)
-            arrival = int(t / step_s)
-        if arrival > MAX_ARRIVAL_STEP:
+            at = t / step_s
+        # compared before int(): over a subnormal step (--step-ms 1e-320) the quotient is inf, which int() refuses
+        if not at < MAX_ARRIVAL_STEP + 1:  # int(at) <= MAX_ARRIVAL_STEP, and never inf or NaN
             raise WorkloadError(
-                f"request {i + 1} would arrive at step {_big(arrival)}, beyond the {MAX_ARRIVAL_STEP:,} steps kvlint "
+                f"request {i + 1} would arrive at step {_big(at)}, beyond the {MAX_ARRIVAL_STEP:,} steps kvlint "
                 f"simulates (steps of {spec.step_ms:g} ms); use a larger --rate or --step-ms, a smaller --burst-every, "
                 "or earlier trace arrival times"
             )
+        arrival = int(at)
         group, prefix = -1, 0
         if row is not None and row.prefix_group is not None and row.prefix_tokens:
             group = groups.setdefault(row.prefix_group, len(groups))
