@@ -205,3 +205,40 @@ controllers:
     (w,) = find_workloads(load_paths([str(p)]).documents)
     assert w.name == "RELEASE"  # the disabled controller renders nothing; the other is the only one
     run_check([str(p)], OFFLINE)
+
+
+def _values_with(tmp_path: Path, persistence: str, pod: str = "", top: str = "") -> Path:
+    """A values file of one vLLM controller (made up) with the given ``persistence`` items, ``controllers.main
+    .pod`` options and extra top-level values (YAML text, already indented)."""
+    p = tmp_path / "values.yaml"
+    p.write_text(
+        top + "controllers:\n  main:\n" + pod + "    containers:\n      app:\n"
+        "        image: {repository: vllm/vllm-openai, tag: v0.8.5}\n"
+        "persistence:\n" + persistence
+    )
+    return p
+
+
+def test_mount_paths_are_the_library_defaults(tmp_path: Path) -> None:
+    """bjw-s common ``lib/container/fields/_volumeMounts.tpl``: a hostPath item mounted without a path is
+    mounted at its hostPath (the home-ops ``/dev/dri`` shape, not ``/dev-dri``); an empty ``globalMounts`` is
+    as unset (mounted at the default path, and the volume is in the pod); a mount without a path takes the
+    path of the mount before it."""
+    p = _values_with(
+        tmp_path,
+        "  dev-dri:\n    type: hostPath\n    hostPath: /dev/dri\n"
+        "  models:\n    type: hostPath\n    hostPath: /mnt/models\n    globalMounts:\n      - readOnly: true\n"
+        "  cache:\n    existingClaim: hf-cache\n    globalMounts: []\n"
+        "  data:\n    existingClaim: data\n    globalMounts:\n      - path: /data\n      - subPath: x\n",
+    )
+    (w,) = find_workloads(load_paths([str(p)]).documents)
+    (c,) = w.pod_spec["containers"]
+    got = sorted((m["name"], m["mountPath"]) for m in c["volumeMounts"])
+    assert got == [
+        ("cache", "/cache"),
+        ("data", "/data"),
+        ("data", "/data"),
+        ("dev-dri", "/dev/dri"),
+        ("models", "/mnt/models"),
+    ]
+    assert {v["name"] for v in w.pod_spec["volumes"]} == {"dev-dri", "models", "cache", "data"}

@@ -188,7 +188,12 @@ def _mounts_and_volumes(
     data: Any, ctrl_id: str, cont_id: str
 ) -> tuple[list[tuple[Any, Loc | None]], list[tuple[str, LDict, Loc | None]]]:
     """The volume mounts of container ``cont_id`` of controller ``ctrl_id`` and the volumes they need, from
-    ``persistence`` (enabled items; ``globalMounts`` for every container, ``advancedMounts.<ctrl>.<cont>``)."""
+    ``persistence`` (enabled items; ``globalMounts`` for every container, ``advancedMounts.<ctrl>.<cont>``).
+
+    As ``bjw-s.common.lib.container.field.volumeMounts`` writes them: an item with neither a non-empty
+    ``globalMounts`` nor a non-empty ``advancedMounts`` is mounted once in every container at its default path;
+    the default path is ``/<identifier>``, or the ``hostPath`` itself for a ``type: hostPath`` item; a mount
+    without a (non-empty) ``path`` takes the path of the mount before it in the item's list, else the default."""
     pers = data.get("persistence") if isinstance(data, dict) else None
     if not isinstance(pers, dict):
         return [], []
@@ -198,6 +203,10 @@ def _mounts_and_volumes(
         if not isinstance(p, LDict) or _false(p.get("enabled")):
             continue
         at = loc_of(pers, name)
+        default: Any = f"/{name}"
+        default_loc = at
+        if p.get("type", "persistentVolumeClaim") == "hostPath":
+            default, default_loc = p.get("hostPath"), loc_of(p, "hostPath") or at
         paths: list[tuple[Any, Loc | None]] = []
         g = p.get("globalMounts")
         adv = p.get("advancedMounts")
@@ -208,18 +217,17 @@ def _mounts_and_volumes(
             lst = per.get(cont_id) if isinstance(per, dict) else None
             if isinstance(lst, list):
                 paths += [(m, loc_of(lst, i)) for i, m in enumerate(lst) if isinstance(m, dict)]
-        if g is None and adv is None:  # neither set: the chart mounts it at /<identifier> in every container
-            paths.append(({"path": f"/{name}"}, at))
+        if not g and not adv:  # neither set (or both empty): mounted at the default path in every container
+            paths = [({}, at)]
         if not paths:
             continue
+        path, path_loc = default, default_loc
         for m, mloc in paths:
-            path = m.get("path", f"/{name}")
+            if m.get("path") not in (None, ""):  # the chart's `with .path`: the last path set carries on
+                path, path_loc = m["path"], loc_of(m, "path") or mloc
             mounts.append(
                 (
-                    ldict(
-                        mloc,
-                        [("name", str(name), mloc), ("mountPath", _scalar(path), loc_of(m, "path") or mloc)],
-                    ),
+                    ldict(mloc, [("name", str(name), mloc), ("mountPath", _scalar(path), path_loc or mloc)]),
                     mloc,
                 )
             )
