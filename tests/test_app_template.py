@@ -242,3 +242,33 @@ def test_mount_paths_are_the_library_defaults(tmp_path: Path) -> None:
         ("models", "/mnt/models"),
     ]
     assert {v["name"] for v in w.pod_spec["volumes"]} == {"dev-dri", "models", "cache", "data"}
+
+
+def test_pod_options_follow_the_library_get_option(tmp_path: Path) -> None:
+    """bjw-s common ``lib/pod/_getOption.tpl``: under ``defaultPodOptionsStrategy: merge`` the controller's
+    ``nodeSelector`` is merged over ``defaultPodOptions`` (both keys kept; before only the controller's); an
+    empty ``tolerations: []`` of the controller keeps the default tolerations (before it dropped them)."""
+    top = (
+        "defaultPodOptionsStrategy: merge\ndefaultPodOptions:\n"
+        "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n"
+        "  tolerations: [{key: nvidia.com/gpu, operator: Exists}]\n"
+    )
+    pod = "    pod:\n      nodeSelector: {kubernetes.io/hostname: gpu-1}\n      tolerations: []\n"
+    p = _values_with(tmp_path, "  {}\n", pod=pod, top=top)
+    (w,) = find_workloads(load_paths([str(p)]).documents)
+    assert dict(w.pod_spec["nodeSelector"]) == {
+        "kubernetes.io/hostname": "gpu-1",
+        "nvidia.com/gpu.product": "NVIDIA-L4",
+    }
+    assert [t["key"] for t in w.pod_spec["tolerations"]] == ["nvidia.com/gpu"]
+    text = p.read_text()
+    assert w.pod_spec["nodeSelector"].locs["nvidia.com/gpu.product"].line == _line_of(text, "NVIDIA-L4")
+
+
+def test_empty_pod_mapping_clears_the_default_under_overwrite(tmp_path: Path) -> None:
+    """Under the default strategy (overwrite) a controller's ``nodeSelector: {}`` replaces the default one, so
+    the pod has no nodeSelector."""
+    top = "defaultPodOptions:\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n"
+    p = _values_with(tmp_path, "  {}\n", pod="    pod:\n      nodeSelector: {}\n", top=top)
+    (w,) = find_workloads(load_paths([str(p)]).documents)
+    assert "nodeSelector" not in w.pod_spec

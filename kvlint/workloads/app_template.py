@@ -6,8 +6,8 @@ Source: bjw-s-labs/helm-charts, ``charts/library/common`` at commit :data:`LIBRA
 ``templates/lib/container/_spec.tpl`` (``bjw-s.common.lib.container.spec``: the container's ``image``
 ``repository:tag``, ``command``, ``args``, ``env``, ``resources``, ``volumeMounts``), the pod options read from
 ``controllers.<id>.pod`` over ``defaultPodOptions`` (``nodeSelector``, ``affinity``, ``tolerations``,
-``runtimeClassName``, ``hostIPC``; the default ``defaultPodOptionsStrategy: overwrite`` takes the controller's key
-whole when it is set), and ``persistence.<id>`` items (``type`` ``emptyDir`` with ``medium``/``sizeLimit``,
+``runtimeClassName``, ``hostIPC``; ``lib/pod/_getOption.tpl``: the default ``defaultPodOptionsStrategy:
+overwrite`` takes the controller's mapping whole, ``merge`` merges it over the default; see :func:`_pod_option`), and ``persistence.<id>`` items (``type`` ``emptyDir`` with ``medium``/``sizeLimit``,
 ``hostPath``, ``persistentVolumeClaim`` with ``existingClaim``; mounted at every container through
 ``globalMounts`` or at named controllers/containers through ``advancedMounts``).
 
@@ -254,14 +254,52 @@ def _volume(name: str, p: LDict, at: Loc | None) -> LDict:
     return ldict(at, [("name", name, at), (str(kind), LDict(loc=at), at)])
 
 
+def _empty(v: Any) -> bool:
+    """Go template ``empty`` for a non-boolean value: nil, ``""``, 0, an empty list or mapping."""
+    return v is None or (not isinstance(v, bool) and not v)
+
+
+def _merged(over: Any, under: Any) -> Any:
+    """Sprig ``merge over under``: ``over`` with the keys it lacks taken from ``under``, mappings merged deeply
+    (``over`` wins, lists are not merged); each value keeps its own position."""
+    if not (isinstance(over, dict) and isinstance(under, dict)):
+        return over
+    items: list[tuple[str, Any, Loc | None]] = []
+    for k, v in over.items():
+        items.append((k, _merged(v, under.get(k)), loc_of(over, k)))
+    for k, v in under.items():
+        if k not in over:
+            items.append((k, v, loc_of(under, k)))
+    return ldict(loc_of(over), items)
+
+
 def _pod_option(data: Any, ctrl: dict[str, Any], key: str) -> tuple[Any, Loc | None]:
-    pod = ctrl.get("pod")
-    if isinstance(pod, dict) and key in pod:
-        return pod[key], loc_of(pod, key)
+    """Pod option ``key`` as ``bjw-s.common.lib.pod.getOption`` chooses it: ``defaultPodOptions.<key>`` when it
+    is a boolean or not empty; then ``controllers.<id>.pod.<key>`` when it is a boolean, or a mapping (taken
+    whole under ``defaultPodOptionsStrategy: overwrite``, the default; merged over the default under
+    ``merge``; the default kept under any other strategy), or another non-empty value: an empty list
+    (``tolerations: []``) keeps the default, an empty mapping (``nodeSelector: {}``) clears it under
+    ``overwrite``. (None, None) when the option comes out empty."""
+    strategy = data.get("defaultPodOptionsStrategy", "overwrite") if isinstance(data, dict) else "overwrite"
+    value: Any = None
+    vloc: Loc | None = None
     dflt = data.get("defaultPodOptions") if isinstance(data, dict) else None
-    if isinstance(dflt, dict) and key in dflt:
-        return dflt[key], loc_of(dflt, key)
-    return None, None
+    if isinstance(dflt, dict) and key in dflt and (isinstance(dflt[key], bool) or not _empty(dflt[key])):
+        value, vloc = dflt[key], loc_of(dflt, key)
+    pod = ctrl.get("pod")
+    mine = pod.get(key) if isinstance(pod, dict) else None
+    if isinstance(mine, bool):
+        value, vloc = mine, loc_of(pod, key)
+    elif isinstance(mine, dict):  # a mapping, even an empty one, under the strategy
+        if strategy == "merge":
+            value, vloc = _merged(mine, value), loc_of(pod, key)
+        elif strategy == "overwrite":
+            value, vloc = mine, loc_of(pod, key)
+    elif not _empty(mine):
+        value, vloc = mine, loc_of(pod, key)
+    if not isinstance(value, bool) and _empty(value):
+        return None, None
+    return value, vloc
 
 
 def _workload(doc: Document, data: Any, ctrl_id: str, ctrl: LDict, single: bool) -> Workload:
