@@ -272,3 +272,71 @@ def test_empty_pod_mapping_clears_the_default_under_overwrite(tmp_path: Path) ->
     p = _values_with(tmp_path, "  {}\n", pod="    pod:\n      nodeSelector: {}\n", top=top)
     (w,) = find_workloads(load_paths([str(p)]).documents)
     assert "nodeSelector" not in w.pod_spec
+
+
+def test_controller_default_container_options_are_applied(tmp_path: Path) -> None:
+    """bjw-s common ``lib/container/_valuesToObject.tpl``: a controller's ``defaultContainerOptions`` fill what
+    its containers leave empty (overwrite, the default: the GPU resources; the container's own image kept),
+    and under ``defaultContainerOptionsStrategy: merge`` are merged deeply (both limits kept). Before, the
+    container had no GPU and was not sized on one."""
+    p = tmp_path / "values.yaml"
+    p.write_text(
+        "controllers:\n"
+        "  a:\n"
+        "    defaultContainerOptions:\n"
+        "      image: {repository: busybox, tag: '1'}\n"
+        "      resources: {limits: {nvidia.com/gpu: 2}}\n"
+        "    containers:\n"
+        "      app:\n"
+        "        image: {repository: vllm/vllm-openai, tag: v0.8.5}\n"
+        "  b:\n"
+        "    defaultContainerOptionsStrategy: merge\n"
+        "    defaultContainerOptions:\n"
+        "      resources: {limits: {nvidia.com/gpu: 1}}\n"
+        "    containers:\n"
+        "      app:\n"
+        "        image: {repository: vllm/vllm-openai, tag: v0.8.5}\n"
+        "        resources: {limits: {memory: 32Gi}}\n"
+    )
+    text = p.read_text()
+    a, b = find_workloads(load_paths([str(p)]).documents)
+    (ca,) = a.pod_spec["containers"]
+    assert ca["image"] == "vllm/vllm-openai:v0.8.5"
+    assert str(ca["resources"]["limits"]["nvidia.com/gpu"]) == "2"
+    assert ca.locs["resources"].line == _line_of(text, "nvidia.com/gpu: 2")
+    (cb,) = b.pod_spec["containers"]
+    assert {k: str(v) for k, v in cb["resources"]["limits"].items()} == {
+        "memory": "32Gi",
+        "nvidia.com/gpu": "1",
+    }
+
+
+def test_engine_image_only_in_default_container_options_is_read(tmp_path: Path) -> None:
+    """An engine image set once in ``defaultContainerOptions`` (containers without their own) is recognised and
+    given to the container."""
+    p = tmp_path / "values.yaml"
+    p.write_text(
+        "controllers:\n  main:\n    defaultContainerOptions:\n"
+        "      image: {repository: vllm/vllm-openai, tag: v0.8.5}\n"
+        "    containers:\n      app:\n        args: [--model, Qwen/Qwen2.5-7B]\n"
+    )
+    (w,) = find_workloads(load_paths([str(p)]).documents)
+    assert w.pod_spec["containers"][0]["image"] == "vllm/vllm-openai:v0.8.5"
+
+
+def test_default_container_options_copied_per_container_are_bounded(tmp_path: Path) -> None:
+    """A large ``defaultContainerOptions`` (made up) copied into each of 200 containers is refused with a KV002,
+    not copied."""
+    from kvlint.workloads.base import MAX_COPIED_VALUES
+
+    n = MAX_COPIED_VALUES // 200 + 10
+    body = "controllers:\n  main:\n    defaultContainerOptions:\n      env:\n"
+    body += "".join(f"        V{i}: x\n" for i in range(n))
+    body += "    containers:\n" + "".join(
+        f"      a{j}:\n        image: {{repository: vllm/vllm-openai, tag: v1}}\n" for j in range(200)
+    )
+    p = tmp_path / "values.yaml"
+    p.write_text(body)
+    assert find_workloads(load_paths([str(p)]).documents) == []
+    (kv002,) = [d for d in run_check([str(p)], OFFLINE).diagnostics if d.rule == "KV002"]
+    assert "defaultContainerOptions" in kv002.message

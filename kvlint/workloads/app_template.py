@@ -11,6 +11,9 @@ overwrite`` takes the controller's mapping whole, ``merge`` merges it over the d
 ``hostPath``, ``persistentVolumeClaim`` with ``existingClaim``; mounted at every container through
 ``globalMounts`` or at named controllers/containers through ``advancedMounts``).
 
+A controller's ``defaultContainerOptions`` are applied to each of its containers first
+(``lib/container/_valuesToObject.tpl``, see :func:`_with_defaults`).
+
 Only what decides what an engine runs and on what is built; services, routes, probes, security contexts and the
 chart's labels are not. Values passed through ``tpl`` by the chart (a ``{{ .Release.Name }}`` in a string) are
 kept as written.
@@ -114,9 +117,37 @@ def is_app_template_values(data: Any) -> bool:
             seen += 1
             if seen > MAX_CONTAINERS:  # bounded: the rest are not looked at
                 return False
-            if isinstance(c, dict) and image_mentions_engine(_image(c)):
+            if not isinstance(c, dict):
+                continue
+            dflt = ctrl.get("defaultContainerOptions")
+            if image_mentions_engine(_image(c)) or (
+                isinstance(dflt, dict)
+                and image_mentions_engine(_image(dflt))  # the containers' default image
+            ):
                 return True
     return False
+
+
+def _with_defaults(ctrl: dict[str, Any], c: LDict) -> LDict:
+    """Container ``c`` of controller ``ctrl`` with the controller's ``defaultContainerOptions``, as
+    ``bjw-s.common.lib.container.valuesToObject`` applies them: under ``defaultContainerOptionsStrategy:
+    overwrite`` (the default) each default key the container leaves empty (unset, ``""``, ``[]``, ``{}``) takes
+    the default's value whole; under ``merge`` the container is merged deeply over the defaults; under any other
+    strategy the defaults are not applied. Each value keeps its own position."""
+    dflt = ctrl.get("defaultContainerOptions")
+    if not isinstance(dflt, dict) or not dflt:
+        return c
+    strategy = ctrl.get("defaultContainerOptionsStrategy", "overwrite")
+    if strategy == "merge":
+        out = _merged(c, dflt)
+        return out if isinstance(out, LDict) else c
+    if strategy != "overwrite":
+        return c
+    items = [(k, v, loc_of(c, k)) for k, v in c.items()]
+    for k, v in dflt.items():
+        if not isinstance(c.get(k), bool) and _empty(c.get(k)):
+            items = [it for it in items if it[0] != k] + [(k, v, loc_of(dflt, k))]
+    return ldict(c.loc, items)
 
 
 def _unbuilt(data: Any) -> tuple[str, Loc | None] | None:
@@ -130,6 +161,14 @@ def _unbuilt(data: Any) -> tuple[str, Loc | None] | None:
             _key_loc(data, "controllers"),
         )
     shared = count_values([data.get("defaultPodOptions"), data.get("persistence")], MAX_COPIED_VALUES)
+    for _, ctrl in ctrls:  # a controller's defaultContainerOptions are copied into each of its containers
+        n = len(_containers(ctrl))
+        if n and n * count_values(ctrl.get("defaultContainerOptions"), MAX_COPIED_VALUES) > MAX_COPIED_VALUES:
+            return (
+                f"{n} containers would each copy the defaultContainerOptions of one controller, more than the "
+                f"{MAX_COPIED_VALUES:,} values kvlint copies",
+                _key_loc(data, "controllers"),
+            )
     if max(total, 1) * shared > MAX_COPIED_VALUES:  # persistence is walked for every container
         return (
             f"{total} containers would each copy the shared defaultPodOptions and persistence "
@@ -306,7 +345,8 @@ def _workload(doc: Document, data: Any, ctrl_id: str, ctrl: LDict, single: bool)
     at = loc_of(data.get("controllers"), ctrl_id) or doc.loc
     containers: list[tuple[Any, Loc | None]] = []
     volumes: dict[str, tuple[LDict, Loc | None]] = {}
-    for cont_id, c in _containers(ctrl):
+    for cont_id, c0 in _containers(ctrl):
+        c = _with_defaults(ctrl, c0)
         cat = loc_of(ctrl.get("containers"), cont_id) or at
         items: list[tuple[str, Any, Loc | None]] = [("name", cont_id, cat)]
         items.append(("image", _image(c), loc_of(c, "image") or cat))
