@@ -340,3 +340,26 @@ def test_default_container_options_copied_per_container_are_bounded(tmp_path: Pa
     assert find_workloads(load_paths([str(p)]).documents) == []
     (kv002,) = [d for d in run_check([str(p)], OFFLINE).diagnostics if d.rule == "KV002"]
     assert "defaultContainerOptions" in kv002.message
+
+
+def test_controllers_are_named_as_the_library_names_them(tmp_path: Path) -> None:
+    """bjw-s common ``lib/common/_determineResourceNameFromValues.tpl``: with several controllers, a controller
+    whose identifier is the release name is not suffixed again (HelmRelease ``vllm`` with controllers ``vllm`` and
+    ``webui``: ``vllm`` and ``vllm-webui``, before ``vllm-vllm``); ``forceRename`` names the object; names are
+    lower-cased."""
+    doc = yaml.safe_load(_FLUX)
+    doc["metadata"]["name"] = "vllm"
+    values = doc["spec"]["values"]
+    app = values["controllers"].pop("main")
+    values["controllers"]["vllm"] = app
+    values["controllers"]["webui"] = {
+        "containers": {"app": {"image": {"repository": "vllm/vllm-openai", "tag": "v0.8.5"}}}
+    }
+    values["controllers"]["Bench"] = {
+        "forceRename": "bench-runner",
+        "containers": {"app": {"image": {"repository": "vllm/vllm-openai", "tag": "v0.8.5"}}},
+    }
+    p = tmp_path / "hr.yaml"
+    p.write_text(yaml.safe_dump(doc, sort_keys=False))
+    names = [w.name for w in find_workloads(load_paths([str(p)]).documents)]
+    assert names == ["vllm", "vllm-webui", "bench-runner"]

@@ -35,6 +35,7 @@ __all__ = [
     "app_template_finding",
     "app_template_workloads",
     "is_app_template_values",
+    "resource_name",
 ]
 
 #: The bjw-s-labs/helm-charts commit whose ``charts/library/common`` templates this module restates.
@@ -341,7 +342,47 @@ def _pod_option(data: Any, ctrl: dict[str, Any], key: str) -> tuple[Any, Loc | N
     return value, vloc
 
 
-def _workload(doc: Document, data: Any, ctrl_id: str, ctrl: LDict, single: bool) -> Workload:
+def _text_value(v: Any) -> str:
+    return v if isinstance(v, str) else ""
+
+
+def resource_name(data: Any, release: str, ctrl_id: str, ctrl: dict[str, Any], count: int) -> str:
+    """The name the chart gives controller ``ctrl_id``'s object in release ``release`` (``count`` enabled
+    controllers), as bjw-s common ``lib/chart/_names.tpl`` (``fullname``) and
+    ``lib/common/_determineResourceNameFromValues.tpl`` write it, with app-template's ``templates/common.yaml``
+    setting ``global.nameOverride`` to the release name when unset: the fullname is ``global.fullnameOverride``
+    or ``fullnameOverride``, else the release name when it contains the chart name (``global.nameOverride``),
+    else ``<release>-<name>`` (63 characters at most, no trailing ``-``); ``forceRename`` replaces it; a
+    ``prefix`` is put before it (unless equal), ``-<ctrl_id>`` after it when there are several controllers or
+    ``global.alwaysAppendIdentifierToResourceName`` (unless it already ends so or is the identifier), then a
+    ``suffix``; lower-cased. Values passed through ``tpl`` are taken as written. The placeholder release
+    :data:`RELEASE` is kept upper-case."""
+    g = data.get("global") if isinstance(data, dict) else None
+    g = g if isinstance(g, dict) else {}
+    name = _text_value(g.get("nameOverride")) or release
+    full = _text_value(g.get("fullnameOverride")) or _text_value(data.get("fullnameOverride"))
+    if not full:
+        full = release if name in release else f"{release}-{name}"
+    out = full[:63].rstrip("-") if len(full) > 63 else full
+    if _text_value(ctrl.get("forceRename")):
+        out = ctrl["forceRename"]
+    else:
+        prefix = _text_value(ctrl.get("prefix"))
+        if prefix and prefix != out:
+            out = f"{prefix}-{out}"
+        if (count > 1 or g.get("alwaysAppendIdentifierToResourceName") is True) and not (
+            out.endswith(f"-{ctrl_id}") or out == ctrl_id
+        ):
+            out = f"{out}-{ctrl_id}"
+        suffix = _text_value(ctrl.get("suffix"))
+        if suffix and not out.endswith(f"-{suffix}"):
+            out = f"{out}-{suffix}"
+    if release == RELEASE:
+        return out.replace(RELEASE, "\0").lower().replace("\0", RELEASE)
+    return out.lower()
+
+
+def _workload(doc: Document, data: Any, ctrl_id: str, ctrl: LDict, count: int, release: str) -> Workload:
     at = loc_of(data.get("controllers"), ctrl_id) or doc.loc
     containers: list[tuple[Any, Loc | None]] = []
     volumes: dict[str, tuple[LDict, Loc | None]] = {}
@@ -384,13 +425,13 @@ def _workload(doc: Document, data: Any, ctrl_id: str, ctrl: LDict, single: bool)
         f"controllers.{ctrl_id}",
         replicas=replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else None,
     )
-    return replaced(w, kind=kind, name=RELEASE if single else f"{RELEASE}-{ctrl_id}")
+    return replaced(w, kind=kind, name=resource_name(data, release, ctrl_id, ctrl, count))
 
 
-def app_template_workloads(doc: Document) -> list[Workload]:
+def app_template_workloads(doc: Document, release: str = RELEASE) -> list[Workload]:
     """The pods the bjw-s app-template chart renders from the values ``doc``: one workload per enabled
     ``controllers.<id>`` (kind from ``type``, default Deployment; named ``RELEASE`` when it is the only
-    controller, else ``RELEASE-<id>``; ``replicas``, default 1), its enabled containers with ``image``
+    controller, else ``RELEASE-<id>``, as :func:`resource_name` gives it for ``release``; ``replicas``, default 1), its enabled containers with ``image``
     ``repository:tag[@digest]``, ``command``/``args`` (a string is a list of one), ``env`` (list or mapping),
     ``envFrom``, ``resources`` and the ``persistence`` mounts (see :func:`_mounts_and_volumes`), the pod options
     of ``controllers.<id>.pod`` over ``defaultPodOptions``. Empty when the values run no serving engine or
@@ -400,7 +441,7 @@ def app_template_workloads(doc: Document) -> list[Workload]:
     if not is_app_template_values(data) or _unbuilt(data) is not None:
         return []
     ctrls = _controllers(data)
-    out = [_workload(doc, data, cid, c, len(ctrls) == 1) for cid, c in ctrls if _containers(c)]
+    out = [_workload(doc, data, cid, c, len(ctrls), release) for cid, c in ctrls if _containers(c)]
     if not out:
         return []
     n = len(out)
