@@ -363,3 +363,31 @@ def test_controllers_are_named_as_the_library_names_them(tmp_path: Path) -> None
     p.write_text(yaml.safe_dump(doc, sort_keys=False))
     names = [w.name for w in find_workloads(load_paths([str(p)]).documents)]
     assert names == ["vllm", "vllm-webui", "bench-runner"]
+
+
+def test_flux_post_build_variables_are_an_info_not_a_warning(tmp_path: Path) -> None:
+    """Tanguille/cluster's HelmRelease sets ``TZ: ${TIMEZONE}``, a variable Flux's kustomize-controller
+    substitutes at post-build (spec.postBuild.substituteFrom of the Kustomization applying it): an info that
+    says so (before a warning that Kubernetes will not replace it). The same env in a plain Deployment still gets
+    the warning, and a HelmRelease annotated ``kustomize.toolkit.fluxcd.io/substitute: disabled`` too."""
+    text = TANGUILLE.read_text()
+    result = run_check([str(TANGUILLE)], OFFLINE)
+    (kv002,) = [d for d in result.diagnostics if d.rule == "KV002"]
+    assert kv002.severity == "info" and "postBuild" in kv002.message
+    assert kv002.loc is not None and kv002.loc.line == _line_of(text, "${TIMEZONE}")
+    off = tmp_path / "hr.yaml"
+    off.write_text(
+        text.replace(
+            "metadata:\n", "metadata:\n  annotations: {kustomize.toolkit.fluxcd.io/substitute: disabled}\n", 1
+        )
+    )
+    (kv002,) = [d for d in run_check([str(off)], OFFLINE).diagnostics if d.rule == "KV002"]
+    assert kv002.severity == "warning"
+    plain = tmp_path / "deploy.yaml"
+    plain.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: app\n        image: vllm/vllm-openai:v0.8.5\n"
+        "        env: [{name: TZ, value: '${TIMEZONE}'}]\n"
+    )
+    (kv002,) = [d for d in run_check([str(plain)], OFFLINE).diagnostics if d.rule == "KV002"]
+    assert kv002.severity == "warning"
