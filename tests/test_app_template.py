@@ -391,3 +391,22 @@ def test_flux_post_build_variables_are_an_info_not_a_warning(tmp_path: Path) -> 
     )
     (kv002,) = [d for d in run_check([str(plain)], OFFLINE).diagnostics if d.rule == "KV002"]
     assert kv002.severity == "warning"
+
+
+def test_default_container_options_of_many_controllers_are_bounded_together(tmp_path: Path) -> None:
+    """200 controllers of one container each, each with a ``defaultContainerOptions`` under the bound alone
+    (made up) but over it together: refused with a KV002, not copied."""
+    from kvlint.workloads.base import MAX_COPIED_VALUES
+
+    n = MAX_COPIED_VALUES // 200 + 10
+    body = "controllers:\n" + "".join(
+        f"  c{i}:\n    defaultContainerOptions:\n      env: {{"
+        + ", ".join(f"V{k}: x" for k in range(n))
+        + "}\n    containers:\n      app:\n        image: {repository: vllm/vllm-openai, tag: v1}\n"
+        for i in range(200)
+    )
+    p = tmp_path / "values.yaml"
+    p.write_text(body)
+    assert find_workloads(load_paths([str(p)]).documents) == []
+    (kv002,) = [d for d in run_check([str(p)], OFFLINE).diagnostics if d.rule == "KV002"]
+    assert "defaultContainerOptions" in kv002.message

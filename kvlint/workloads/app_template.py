@@ -162,11 +162,16 @@ def _unbuilt(data: Any) -> tuple[str, Loc | None] | None:
             _key_loc(data, "controllers"),
         )
     shared = count_values([data.get("defaultPodOptions"), data.get("persistence")], MAX_COPIED_VALUES)
-    for _, ctrl in ctrls:  # a controller's defaultContainerOptions are copied into each of its containers
+    copied = (
+        0  # a controller's defaultContainerOptions are copied into each of its containers (all controllers)
+    )
+    for _, ctrl in ctrls:
         n = len(_containers(ctrl))
-        if n and n * count_values(ctrl.get("defaultContainerOptions"), MAX_COPIED_VALUES) > MAX_COPIED_VALUES:
+        if n and ctrl.get("defaultContainerOptions") is not None:
+            copied += n * count_values(ctrl["defaultContainerOptions"], MAX_COPIED_VALUES - copied)
+        if copied > MAX_COPIED_VALUES:
             return (
-                f"{n} containers would each copy the defaultContainerOptions of one controller, more than the "
+                "the containers would copy their controllers' defaultContainerOptions, more than the "
                 f"{MAX_COPIED_VALUES:,} values kvlint copies",
                 _key_loc(data, "controllers"),
             )
