@@ -410,3 +410,19 @@ def test_default_container_options_of_many_controllers_are_bounded_together(tmp_
     assert find_workloads(load_paths([str(p)]).documents) == []
     (kv002,) = [d for d in run_check([str(p)], OFFLINE).diagnostics if d.rule == "KV002"]
     assert "defaultContainerOptions" in kv002.message
+
+
+def test_custom_persistence_is_its_volume_spec(tmp_path: Path) -> None:
+    """bjw-s common ``lib/pod/fields/_volumes.tpl``: a ``type: custom`` item is its ``volumeSpec`` (here the
+    shared-memory emptyDir the /dev/shm rules read), an ``nfs`` item its server and path (before, volumes keyed
+    ``custom``/``nfs`` with nothing in them)."""
+    p = _values_with(
+        tmp_path,
+        "  shm:\n    type: custom\n    volumeSpec:\n      emptyDir: {medium: Memory, sizeLimit: 16Gi}\n"
+        "    globalMounts: [{path: /dev/shm}]\n"
+        "  models:\n    type: nfs\n    server: nas.lan\n    path: /export/models\n",
+    )
+    (w,) = find_workloads(load_paths([str(p)]).documents)
+    vols = {v["name"]: v for v in w.pod_spec["volumes"]}
+    assert vols["shm"]["emptyDir"]["medium"] == "Memory" and "custom" not in vols["shm"]
+    assert dict(vols["models"]["nfs"]) == {"server": "nas.lan", "path": "/export/models"}

@@ -281,7 +281,9 @@ def _mounts_and_volumes(
 
 
 def _volume(name: str, p: LDict, at: Loc | None) -> LDict:
-    """The pod volume of a ``persistence`` item."""
+    """The pod volume of a ``persistence`` item, as ``lib/pod/fields/_volumes.tpl`` writes it for each ``type``:
+    ``persistentVolumeClaim`` (the default), ``emptyDir``, ``hostPath``, ``nfs``, ``configMap``/``secret`` (by
+    ``name``, else the chart's object ``identifier``), ``custom`` (its ``volumeSpec``, named)."""
     kind = p.get("type", "persistentVolumeClaim")
     if kind == "emptyDir":
         ed: list[tuple[str, Any, Loc | None]] = []
@@ -296,6 +298,18 @@ def _volume(name: str, p: LDict, at: Loc | None) -> LDict:
     pvc = ldict(at, [("claimName", _scalar(claim), loc_of(p, "existingClaim") or at)])
     if kind in ("persistentVolumeClaim", None):
         return ldict(at, [("name", name, at), ("persistentVolumeClaim", pvc, at)])
+    if kind == "custom" and isinstance(p.get("volumeSpec"), dict):  # the volumeSpec as written, named
+        spec = p["volumeSpec"]
+        items = [(str(k), v, loc_of(spec, k)) for k, v in spec.items() if k != "name"]
+        return ldict(loc_of(p, "volumeSpec") or at, [("name", name, at), *items])
+    if kind == "nfs":
+        nfs = ldict(at, [(k, p.get(k), loc_of(p, k) or at) for k in ("server", "path")])
+        return ldict(at, [("name", name, at), ("nfs", nfs, at)])
+    if kind in ("configMap", "secret"):  # named by `name`, else by the chart's object `identifier`
+        key = "name" if kind == "configMap" else "secretName"
+        ref = p.get("name") or p.get("identifier") or ""
+        obj = ldict(at, [(key, _scalar(ref), loc_of(p, "name") or loc_of(p, "identifier") or at)])
+        return ldict(at, [("name", name, at), (kind, obj, at)])
     return ldict(at, [("name", name, at), (str(kind), LDict(loc=at), at)])
 
 
