@@ -426,3 +426,16 @@ def test_custom_persistence_is_its_volume_spec(tmp_path: Path) -> None:
     vols = {v["name"]: v for v in w.pod_spec["volumes"]}
     assert vols["shm"]["emptyDir"]["medium"] == "Memory" and "custom" not in vols["shm"]
     assert dict(vols["models"]["nfs"]) == {"server": "nas.lan", "path": "/export/models"}
+
+
+def test_container_without_image_tag_is_refused_as_the_chart_refuses_it(tmp_path: Path) -> None:
+    """bjw-s common ``lib/container/_validate.tpl`` fails a container whose ``image.tag`` is empty ("No image tag
+    specified for container"): a KV002 at the image (before, kvlint linted ``vllm/vllm-openai`` as if it
+    rendered)."""
+    p = tmp_path / "values.yaml"
+    p.write_text(
+        "controllers:\n  main:\n    containers:\n      app:\n        image: {repository: vllm/vllm-openai}\n"
+    )
+    result = run_check([str(p)], OFFLINE)
+    (kv002,) = [d for d in result.diagnostics if d.rule == "KV002"]
+    assert "image.tag" in kv002.message and kv002.loc is not None and kv002.loc.line == 5

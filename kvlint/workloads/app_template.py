@@ -401,15 +401,47 @@ def resource_name(data: Any, release: str, ctrl_id: str, ctrl: dict[str, Any], c
     return out.lower()
 
 
+def _image_refused(c: dict[str, Any], ctrl_id: str, cont_id: str, at: Loc | None) -> Finding | None:
+    """KV002 when the chart refuses to render container ``cont_id``: ``bjw-s.common.lib.container.validate``
+    fails when ``image`` is not a mapping or its ``repository`` or ``tag`` is empty ("No image tag specified for
+    container"), so ``helm template``/``install`` stops; None when both are set."""
+    img = c.get("image")
+    missing = (
+        "image"
+        if not isinstance(img, dict)
+        else next((k for k in ("repository", "tag") if img.get(k) is None or img.get(k) == ""), None)
+    )
+    if missing is None:
+        return None
+    what, says = (
+        ("an image mapping", "Image required to be a dictionary with repository and tag fields")
+        if missing == "image"
+        else (f"image.{missing}", f"No image {missing} specified for container")
+    )
+    return Finding(
+        "KV002",
+        f"controllers.{ctrl_id}.containers.{cont_id} has no {what}: the bjw-s common library refuses to render "
+        f"it (container validation: '{says}'), so helm stops before any pod is created",
+        at,
+        fix=f"set controllers.{ctrl_id}.containers.{cont_id}.image.repository and .tag (e.g. vllm/vllm-openai and "
+        "the release you run)",
+        severity="warning",
+    )
+
+
 def _workload(doc: Document, data: Any, ctrl_id: str, ctrl: LDict, count: int, release: str) -> Workload:
     at = loc_of(data.get("controllers"), ctrl_id) or doc.loc
     containers: list[tuple[Any, Loc | None]] = []
+    findings: list[Finding] = []
     volumes: dict[str, tuple[LDict, Loc | None]] = {}
     for cont_id, c0 in _containers(ctrl):
         c = _with_defaults(ctrl, c0)
         cat = loc_of(ctrl.get("containers"), cont_id) or at
         items: list[tuple[str, Any, Loc | None]] = [("name", cont_id, cat)]
         items.append(("image", _image(c), loc_of(c, "image") or cat))
+        refused = _image_refused(c, ctrl_id, cont_id, loc_of(c, "image") or cat)
+        if refused is not None:
+            findings.append(refused)
         for key in ("command", "args"):
             words = _words(c.get(key), loc_of(c, key))
             if words is not None:
@@ -444,7 +476,12 @@ def _workload(doc: Document, data: Any, ctrl_id: str, ctrl: LDict, count: int, r
         f"controllers.{ctrl_id}",
         replicas=replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else None,
     )
-    return replaced(w, kind=kind, name=resource_name(data, release, ctrl_id, ctrl, count))
+    return replaced(
+        w,
+        kind=kind,
+        name=resource_name(data, release, ctrl_id, ctrl, count),
+        findings=(*w.findings, *findings),
+    )
 
 
 def app_template_workloads(doc: Document, release: str = RELEASE) -> list[Workload]:
