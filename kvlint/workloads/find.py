@@ -215,7 +215,7 @@ def _template_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
         if kind in _RUNTIME_KINDS and not w.findings and ".routerConfig." not in f".{w.path}.":
             named = None if bad_worker_size(doc, w) else _ome_named(doc, kind, w)
             w = named or replaced(w, findings=(runtime_note(doc, kind, w),))
-        placeholders = template_findings(w)
+        placeholders = template_findings(w, doc)
         if placeholders:
             w = replaced(w, findings=(*w.findings, *placeholders))
         if size is not None:

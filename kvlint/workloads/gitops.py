@@ -664,7 +664,12 @@ def _built(
         if not src.values or (src.chart in ("models", "app-template") and not reader.recognise(src.values)):
             continue  # a chart named models that is not KubeAI's, no catalogue, or an app that serves no LLM
         try:
-            ws = reader.workloads(sub)
+            if src.chart == "app-template":  # named by the chart from the release name (see resource_name)
+                from kvlint.workloads.app_template import app_template_workloads
+
+                ws = app_template_workloads(sub, release=src.release)
+            else:
+                ws = reader.workloads(sub)
         except RecursionError:  # pragma: no cover - the loader caps nesting
             ws = []
         namespace = _namespace(doc)
@@ -704,7 +709,7 @@ def _built(
             replace(
                 w,
                 name=(src.release + w.name[len("RELEASE") :])
-                if w.name.startswith("RELEASE-") or w.name == "RELEASE"
+                if src.chart != "app-template" and (w.name.startswith("RELEASE-") or w.name == "RELEASE")
                 else w.name,
                 namespace=w.namespace or namespace,
                 findings=tuple(f for f in w.findings if f.mark is not Mark.BUILT_FROM_VALUES),

@@ -18,7 +18,7 @@ from typing import Any
 from kvlint.engines.images import ENVSUBST_IMAGE, envsubst_placeholders, image_placeholder
 from kvlint.gpu_resources import is_gpu_resource
 from kvlint.source import Loc, loc_of
-from kvlint.types import Finding, Mark, Workload
+from kvlint.types import Document, Finding, Mark, Workload
 from kvlint.values import as_list
 
 __all__ = ["template_findings"]
@@ -133,14 +133,32 @@ def _storage_placeholders(w: Workload) -> Finding | None:
     )
 
 
-def template_findings(w: Workload) -> list[Finding]:
+def _flux_object(w: Workload, doc: Document | None) -> bool:
+    """Whether ``w`` was built from a Flux object ``doc`` (the document holding ``w``, default ``w.doc``: a
+    ``*.toolkit.fluxcd.io`` HelmRelease whose values kvlint built it from): such a file is
+    applied by a Flux Kustomization, whose ``spec.postBuild.substitute``/``substituteFrom`` replace ``${VAR}`` and
+    ``${VAR:=default}`` in it before it reaches the cluster (fluxcd/kustomize-controller, docs/spec/v1
+    kustomizations.md, "Post build variable substitution"), unless the object is annotated
+    ``kustomize.toolkit.fluxcd.io/substitute: disabled``."""
+    data = (doc or w.doc).data
+    api = data.get("apiVersion") if isinstance(data, dict) else None
+    if not isinstance(api, str) or ".toolkit.fluxcd.io/" not in api:
+        return False
+    meta = data.get("metadata")
+    notes = meta.get("annotations") if isinstance(meta, dict) else None
+    return not (isinstance(notes, dict) and notes.get("kustomize.toolkit.fluxcd.io/substitute") == "disabled")
+
+
+def template_findings(w: Workload, doc: Document | None = None) -> list[Finding]:
     """KV002 findings for the placeholders in ``w``'s containers (image, non-shell command/args, resource
     quantities, env values).
     In env values a ``${VAR}`` naming the variable being defined or a process-environment variable
     (:data:`_PROCESS_VARS`, e.g. ``LD_LIBRARY_PATH=/usr/local/nvidia/lib64:${LD_LIBRARY_PATH}``) is not a
     template parameter and is left alone.
     Empty for an OpenShift ``Template`` (its ``${PARAM}`` values are the template's own, processed by ``oc
-    process``, and kvlint reads those objects as written) and for workloads without placeholders."""
+    process``, and kvlint reads those objects as written) and for workloads without placeholders. In a Flux
+    object (``doc``, see :func:`_flux_object`) the ``${VAR}`` placeholders are an info: Flux post-build
+    substitution may replace them."""
     if w.kind == "Template":
         return []
     ps = w.pod_spec
@@ -195,7 +213,23 @@ def template_findings(w: Workload) -> list[Finding]:
     stored = _storage_placeholders(w)
     if stored is not None:
         out.append(stored)
-    if names:
+    if names and _flux_object(w, doc):
+        shown = ", ".join(names[:6]) + (" ..." if len(names) > 6 else "")
+        out.append(
+            Finding(
+                "KV002",
+                f"{shown} {'is a' if len(names) == 1 else 'are'} ${{VAR}} placeholder{'s' if len(names) != 1 else ''} "
+                f"in a Flux object: Flux's kustomize-controller replaces {'it' if len(names) == 1 else 'them'} when the Flux Kustomization that "
+                "applies this file sets spec.postBuild.substitute or substituteFrom (Kubernetes itself does not); "
+                "kvlint cannot see that Kustomization and reads them as written",
+                first or w.loc,
+                fix="make sure the Kustomization applying this file has spec.postBuild naming these variables, or "
+                "lint the substituted output: flux build kustomization NAME --path DIR | kvlint check -",
+                severity="info",
+                mark=Mark.ENVSUBST_TEMPLATE,
+            )
+        )
+    elif names:
         shown = ", ".join(names[:6]) + (" ..." if len(names) > 6 else "")
         out.append(
             Finding(
