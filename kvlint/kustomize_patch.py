@@ -49,6 +49,7 @@ def use_loader(
     _READ, _LOAD = read_file, load_text
     _patches_of.cache_clear()
     _patching.cache_clear()
+    _kustomizations_above.cache_clear()
 
 
 def kustomizations_built(directories: Iterable[str]) -> None:
@@ -101,37 +102,55 @@ def _patching(path: str, size: int, mtime_ns: int) -> tuple[str, str] | None:
     process is read as it now is)."""
     try:
         real = os.path.realpath(path)
-        directory = os.path.dirname(os.path.abspath(path))
         shown = os.path.dirname(path) or "."  # the directory as the user spelt the path, for the message
-        for _ in range(_LEVELS_UP + 1):
-            for name in _KUSTOMIZATION_NAMES:
-                kfile = os.path.join(directory, name)
-                try:
-                    st = os.stat(kfile)
-                except OSError:
-                    continue
-                if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_KUSTOMIZATION_BYTES:
-                    break
-                field = _patches_of(os.path.realpath(kfile), st.st_size, st.st_mtime_ns).get(real)
-                if field is not None:
-                    return os.path.join(shown, name) if shown != "." else name, field
-                break  # kustomize reads the first of its names that exists
-            if os.path.exists(os.path.join(directory, ".git")):
-                return None
-            parent = os.path.dirname(directory)
-            if parent == directory:
-                return None
-            directory = parent
-            shown = os.path.normpath(os.path.join(shown, os.pardir))
+        for level, name, kfile, ksize, kmtime in _kustomizations_above(
+            os.path.dirname(os.path.abspath(path))
+        ):
+            field = _patches_of(kfile, ksize, kmtime).get(real)
+            if field is not None:
+                for _ in range(level):
+                    shown = os.path.normpath(os.path.join(shown, os.pardir))
+                return os.path.join(shown, name) if shown != "." else name, field
     except (OSError, ValueError):
         return None
     return None
 
 
+@functools.lru_cache(maxsize=1024)
+def _kustomizations_above(directory: str) -> tuple[tuple[int, str, str, int, int], ...]:
+    """The kustomization files kustomize would read in the absolute ``directory`` and up to :data:`_LEVELS_UP`
+    directories above it, nearest first, stopping at a repository's top (a directory holding ``.git``) or the
+    root: ``(levels up, file name, real path, size, mtime_ns)`` each, one a directory (the first of its names that
+    exists, as kustomize reads it), skipped when it is no regular file or larger than
+    :data:`_MAX_KUSTOMIZATION_BYTES`. The same for every file of a directory, so asked once a directory a run
+    (emptied with :func:`_patching`'s memo): a directory of a hundred manifests made twelve ``stat`` calls for each.
+    Raises OSError or ValueError as the path functions do."""
+    found: list[tuple[int, str, str, int, int]] = []
+    for level in range(_LEVELS_UP + 1):
+        for name in _KUSTOMIZATION_NAMES:
+            kfile = os.path.join(directory, name)
+            try:
+                st = os.stat(kfile)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and st.st_size <= _MAX_KUSTOMIZATION_BYTES:
+                found.append((level, name, os.path.realpath(kfile), st.st_size, st.st_mtime_ns))
+            break  # kustomize reads the first of its names that exists
+        if os.path.exists(os.path.join(directory, ".git")):
+            break
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    return tuple(found)
+
+
 @filecache.register
 def _forget_patches() -> None:
-    """Forget which files the previous run found a kustomization listing as patches (:func:`_patching`)."""
+    """Forget which files the previous run found a kustomization listing as patches (:func:`_patching`) and the
+    kustomizations it found above each directory (:func:`_kustomizations_above`)."""
     _patching.cache_clear()
+    _kustomizations_above.cache_clear()
 
 
 @functools.lru_cache(maxsize=256)

@@ -347,6 +347,9 @@ def test_no_kustomization_is_looked_for_above_a_repository_or_for_a_label(tmp_pa
     assert patching_kustomization(str(overlay / "patches" / "gpu.yaml")) is not None
     (overlay / "patches" / ".git").mkdir()  # patches/ is a repository of its own: the overlay is not in it
     (overlay / "patches" / "gpu2.yaml").write_text(_PATCH)
+    from kvlint import filecache
+
+    filecache.clear()  # a new run (the disk changed): the kustomizations above a directory are found once a run
     assert patching_kustomization(str(overlay / "patches" / "gpu2.yaml")) is None
     assert patching_kustomization("-") is None
     assert patching_kustomization("<admission Deployment/default/x>.json") is None
