@@ -880,11 +880,12 @@ def _uv_run_release(words: Sequence[str], start: int, engine: str, reader: Requi
     return None
 
 
-def _uv_run_range(words: Sequence[str], start: int, engine: str, reader: RequirementReader) -> str:
-    """The version range of ``engine`` a uv tool runner among ``words[:start]`` installs it within (``uvx --from
-    "vllm>=0.9,<0.10" vllm serve``), when :func:`_uv_run_release` took its release from it (:func:`_ranged`); ""
-    otherwise. A tool's environment is its own (uv ``tool run``: an ephemeral environment of the tool's requirements,
-    astral-sh/uv ``crates/uv/src/commands/tool/run.rs``), so no release the image carries is kept in its place."""
+def _uv_run_pins(
+    words: Sequence[str], start: int, engine: str, reader: RequirementReader
+) -> list[Pin] | None:
+    """The requirements of ``engine`` of the first uv tool runner among ``words[:start]`` that runs a program, when
+    they are there, agree and pin no single release (a range, or none): what :func:`_uv_run_range` and
+    :func:`_uv_run_spec` read; None otherwise (no runner, a runner not running a program, a single release)."""
     for k in range(start):
         if _base(words[k]) not in ("uv", "uvx"):
             continue
@@ -893,10 +894,19 @@ def _uv_run_range(words: Sequence[str], start: int, engine: str, reader: Require
             continue
         pins = [p for p in (reader.read(r) for r in run[1]) if p is not None and p.project == engine]
         if not run[2] or not pins or _conflicting(pins) or _last_release(pins) is not None:
-            return ""
-        ranged = _ranged(pins, engine)
-        return ranged[1] if ranged is not None else ""
-    return ""
+            return None
+        return pins
+    return None
+
+
+def _uv_run_range(words: Sequence[str], start: int, engine: str, reader: RequirementReader) -> str:
+    """The version range of ``engine`` a uv tool runner among ``words[:start]`` installs it within (``uvx --from
+    "vllm>=0.9,<0.10" vllm serve``), when :func:`_uv_run_release` took its release from it (:func:`_ranged`); ""
+    otherwise. A tool's environment is its own (uv ``tool run``: an ephemeral environment of the tool's requirements,
+    astral-sh/uv ``crates/uv/src/commands/tool/run.rs``), so no release the image carries is kept in its place."""
+    pins = _uv_run_pins(words, start, engine, reader)
+    ranged = _ranged(pins, engine) if pins is not None else None
+    return ranged[1] if ranged is not None else ""
 
 
 def _uv_run_spec(words: Sequence[str], start: int, engine: str, reader: RequirementReader) -> str:
@@ -905,17 +915,8 @@ def _uv_run_spec(words: Sequence[str], start: int, engine: str, reader: Requirem
     admitting none of the releases kvlint models, or ``"vllm>=0.9"`` admitting the newest): uv still installs
     only a release that range admits (its resolver, astral-sh/uv ``crates/uv-resolver``), so the engine is not
     "unpinned"; "" when the runner's requirement of the engine has no range (``uvx vllm``) or there is none."""
-    for k in range(start):
-        if _base(words[k]) not in ("uv", "uvx"):
-            continue
-        run = _uv_run_program(words, k)
-        if run is None:
-            continue
-        pins = [p for p in (reader.read(r) for r in run[1]) if p is not None and p.project == engine]
-        if not run[2] or not pins or _conflicting(pins) or _last_release(pins) is not None:
-            return ""
-        return next((pin.spec for pin in reversed(pins) if pin.spec), "")
-    return ""
+    pins = _uv_run_pins(words, start, engine, reader)
+    return next((pin.spec for pin in reversed(pins) if pin.spec), "") if pins is not None else ""
 
 
 def _uv_tool_runner(words: Sequence[str], start: int) -> str:
